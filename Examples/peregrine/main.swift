@@ -1,0 +1,1 @@
+print("peregrine: coming with issue 2")

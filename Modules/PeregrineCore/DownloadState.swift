@@ -1,0 +1,75 @@
+/// The state of a download task, as in SDEDownloadManager plus a typed failure.
+///
+/// The transitions between these states are the engine's; this type only names them.
+public enum DownloadState: Sendable, Hashable, Codable {
+    /// Not a task of the list.
+    case notInList
+    /// Waiting for a slot, or never started.
+    case pending
+    /// Transferring.
+    case downloading
+    /// Paused with its connection kept open.
+    case paused
+    /// Stopped: connection closed, a resume record kept when the server allows resuming.
+    case stopped
+    /// Done: the file is in place.
+    case finished
+    /// Ended by a failure.
+    case failed(FailureReason)
+}
+
+/// Why a task failed. A struct with static codes so that the set can grow without breaking users.
+public struct FailureReason: Error, Sendable, Hashable, Codable, CustomStringConvertible {
+    /// A kind of failure.
+    public struct Code: Sendable, Hashable, Codable, CustomStringConvertible {
+        /// A stable short name, used in stored state.
+        public let rawValue: String
+        /// Creates a code from its stored name.
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        /// The server answered with an HTTP error status.
+        public static let httpStatus = Code(rawValue: "httpStatus")
+        /// The connection failed or broke.
+        public static let network = Code(rawValue: "network")
+        /// The host name did not resolve.
+        public static let dns = Code(rawValue: "dns")
+        /// TLS failed: untrusted certificate, pin mismatch, handshake error.
+        public static let tls = Code(rawValue: "tls")
+        /// A timeout expired.
+        public static let timeout = Code(rawValue: "timeout")
+        /// The transfer was slower than the configured minimum for too long.
+        public static let tooSlow = Code(rawValue: "tooSlow")
+        /// The disk is full.
+        public static let diskFull = Code(rawValue: "diskFull")
+        /// Writing the file failed for another reason.
+        public static let fileSystem = Code(rawValue: "fileSystem")
+        /// The checksum did not match.
+        public static let verification = Code(rawValue: "verification")
+        /// The server would not continue from where the download stopped.
+        public static let cannotResume = Code(rawValue: "cannotResume")
+        /// The server rejected the credentials.
+        public static let authentication = Code(rawValue: "authentication")
+        /// The server sent something that breaks HTTP, or lied about the length.
+        public static let protocolViolation = Code(rawValue: "protocolViolation")
+        /// Anything else.
+        public static let unknown = Code(rawValue: "unknown")
+
+        public var description: String { rawValue }
+    }
+
+    /// The kind of failure.
+    public var code: Code
+    /// The HTTP status, for ``Code/httpStatus`` and ``Code/authentication``.
+    public var httpStatus: Int?
+    /// A human-readable explanation, bounded in length.
+    public var message: String
+
+    /// Creates a reason.
+    public init(_ code: Code, httpStatus: Int? = nil, message: String) {
+        self.code = code
+        self.httpStatus = httpStatus
+        self.message = message.count > 500 ? String(message.prefix(500)) + "…" : message
+    }
+
+    public var description: String { message.isEmpty ? code.rawValue : message }
+}

@@ -1,0 +1,131 @@
+import Foundation
+
+/// A URL that Peregrine can download: `http` or `https`, with a host, checked before any I/O.
+///
+/// The string the user gave is kept as ``string`` (it is the task's key, as in the seeds);
+/// ``normalizedKey`` lower-cases the scheme and host and drops a default port, so that
+/// `HTTP://Example.com:80/a` and `http://example.com/a` are recognised as the same download.
+public struct DownloadURL: Sendable, Hashable, CustomStringConvertible {
+    /// The URL exactly as the caller gave it.
+    public let string: String
+    /// The parsed URL.
+    public let url: URL
+    /// `http` or `https`, lower-cased.
+    public let scheme: String
+    /// The host, lower-cased, without brackets for IPv6 literals.
+    public let host: String
+    /// The port, or the scheme's default port.
+    public let port: Int
+    /// The string with the scheme and host lower-cased and a default port dropped.
+    public let normalizedKey: String
+
+    /// Parses and checks a URL string.
+    ///
+    /// - Throws: ``URLValidationError`` when the string is empty, not a URL, uses a scheme other
+    ///   than http or https, has no host, an out-of-range port, or contains white space or
+    ///   control characters.
+    public init(_ string: String) throws(URLValidationError) {
+        guard !string.isEmpty else { throw URLValidationError(.empty, string) }
+        if string.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) {
+            throw URLValidationError(.malformed, string, detail: "it contains white space or a control character")
+        }
+        guard let components = URLComponents(string: string), let url = components.url else {
+            throw URLValidationError(.malformed, string)
+        }
+        guard let rawScheme = components.scheme, !rawScheme.isEmpty else {
+            throw URLValidationError(.missingScheme, string)
+        }
+        let scheme = rawScheme.lowercased()
+        guard scheme == "http" || scheme == "https" else {
+            throw URLValidationError(.unsupportedScheme, string, detail: "scheme \"\(rawScheme)\"")
+        }
+        guard var host = components.host, !host.isEmpty else {
+            throw URLValidationError(.missingHost, string)
+        }
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty else { throw URLValidationError(.missingHost, string) }
+        let defaultPort = scheme == "https" ? 443 : 80
+        if let port = components.port, !(1...65535).contains(port) {
+            throw URLValidationError(.invalidPort, string, detail: "port \(port)")
+        }
+        self.string = string
+        self.url = url
+        self.scheme = scheme
+        self.host = host.lowercased()
+        self.port = components.port ?? defaultPort
+
+        var normalized = components
+        normalized.scheme = scheme
+        normalized.host = components.host?.lowercased()
+        if components.port == defaultPort { normalized.port = nil }
+        if normalized.path.isEmpty { normalized.path = "/" }
+        normalizedKey = normalized.string ?? string
+    }
+
+    /// Scheme, host and port: the origin that credentials are bound to.
+    public var origin: Origin { Origin(scheme: scheme, host: host, port: port) }
+
+    public var description: String { string }
+
+    public static func == (lhs: DownloadURL, rhs: DownloadURL) -> Bool { lhs.string == rhs.string }
+    public func hash(into hasher: inout Hasher) { hasher.combine(string) }
+}
+
+/// The scheme, host and port of a URL (RFC 6454): what "the same server" means for credentials.
+public struct Origin: Sendable, Hashable, CustomStringConvertible {
+    /// Lower-cased scheme.
+    public var scheme: String
+    /// Lower-cased host.
+    public var host: String
+    /// Port, with the scheme's default filled in.
+    public var port: Int
+
+    /// Creates an origin.
+    public init(scheme: String, host: String, port: Int) {
+        self.scheme = scheme.lowercased()
+        self.host = host.lowercased()
+        self.port = port
+    }
+
+    public var description: String { "\(scheme)://\(host):\(port)" }
+}
+
+/// Why a URL string was refused before any I/O.
+public struct URLValidationError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The kind of problem. A struct with static members so that the set can grow.
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        let name: String
+        /// The string is empty.
+        public static let empty = Code(name: "empty URL")
+        /// The string does not parse as a URL.
+        public static let malformed = Code(name: "malformed URL")
+        /// The URL has no scheme.
+        public static let missingScheme = Code(name: "URL without a scheme")
+        /// The scheme is not http or https.
+        public static let unsupportedScheme = Code(name: "unsupported URL scheme")
+        /// The URL has no host, or an empty one.
+        public static let missingHost = Code(name: "URL without a host")
+        /// The port is outside 1…65535.
+        public static let invalidPort = Code(name: "invalid port")
+        public var description: String { name }
+    }
+
+    /// What is wrong.
+    public let code: Code
+    /// The string that was refused, cut to 200 characters.
+    public let urlString: String
+    /// A detail, when there is one.
+    public let detail: String?
+
+    /// Creates an error.
+    public init(_ code: Code, _ urlString: String, detail: String? = nil) {
+        self.code = code
+        self.urlString = urlString.count > 200 ? String(urlString.prefix(200)) + "…" : urlString
+        self.detail = detail
+    }
+
+    public var description: String {
+        "\(code) \"\(urlString)\"" + (detail.map { ": \($0)" } ?? "")
+            + (code == .unsupportedScheme ? " (only http and https are downloaded)" : "")
+    }
+}

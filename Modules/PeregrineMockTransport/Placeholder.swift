@@ -1,0 +1,1 @@
+// Replaced as this target is written.

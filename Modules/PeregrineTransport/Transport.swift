@@ -1,0 +1,98 @@
+/// Moves bytes from a server to a sink: the plug-in point for libcurl, the in-memory mock,
+/// or anything else.
+///
+/// ## Implementation requirements
+/// A backend must, for every transfer:
+/// 1. Refuse before any I/O a request whose credentials may not be sent to its URL
+///    (``RequestCredentials/isAllowed(for:)``), completing with ``TransportError/Code/invalidRequest``.
+/// 2. Follow redirects itself through ``RedirectPolicy/decide(from:to:status:hopsSoFar:)``, send
+///    each hop the headers of ``TransferRequest/headersToSend(to:)``, report each hop as
+///    ``TransferEvent/redirected(_:)``, and never write a redirect's body to the sink.
+/// 3. Report the final response's head once, as ``TransferEvent/head(_:)``, before any body byte.
+/// 4. For a status outside 2xx, write nothing to the sink and complete with
+///    ``TransportError/Code/httpStatus``.
+/// 5. For a request with a range, accept only a 206 whose `Content-Range` starts at the range's
+///    start; any other 2xx (a 200 above all) completes with ``TransportError/Code/rangeNotHonoured``
+///    and writes nothing: a whole file is never appended to a partial one.
+/// 6. Write body bytes to the sink at `range.start + bytes so far` (0 without a range), then call
+///    ``TransferSink/flush()`` before reporting success.
+/// 7. Complete with ``TransportError/Code/lengthMismatch`` when the body is shorter or longer than
+///    the `Content-Length` announced, never with success.
+/// 8. Complete with ``TransportError/Code/writeFailed`` when the sink throws, carrying its errno.
+/// 9. Deliver a transfer's events serially and in order, ending with exactly one
+///    ``TransferEvent/completed(_:)``; ``TransferEvent/progress(_:)`` events may be coalesced.
+/// 10. Make ``pause(_:)``, ``resume(_:)`` and ``cancel(_:)`` safe from any thread, including from
+///    inside the event handler; a cancelled transfer completes with ``TransportError/Code/cancelled``
+///    and writes nothing more to its sink. Calls naming a finished or unknown transfer do nothing.
+///
+/// The conformance suite in `Tests/TransportConformance` checks these rules on every backend.
+public protocol Transport: Sendable {
+    /// Starts a transfer and returns at once.
+    ///
+    /// - Parameters:
+    ///   - request: what to fetch.
+    ///   - sink: where body bytes go; called on the backend's thread, one write at a time.
+    ///   - events: called with each event on the backend's thread; must return quickly.
+    /// - Returns: the identifier for ``pause(_:)``, ``resume(_:)`` and ``cancel(_:)``.
+    func start(
+        _ request: TransferRequest,
+        sink: any TransferSink,
+        events: @escaping @Sendable (TransferEvent) -> Void
+    ) -> TransferID
+
+    /// Stops receiving without closing the connection; nothing is written until ``resume(_:)``.
+    func pause(_ id: TransferID)
+
+    /// Continues a paused transfer.
+    func resume(_ id: TransferID)
+
+    /// Ends a transfer; it completes with ``TransportError/Code/cancelled`` unless it already ended.
+    func cancel(_ id: TransferID)
+}
+
+extension Transport {
+    /// Starts a transfer and returns its events as an asynchronous sequence.
+    ///
+    /// The sequence ends after the ``TransferEvent/completed(_:)`` event. Ending the iteration
+    /// early (a cancelled task, a `break`) cancels the transfer.
+    public func events(
+        for request: TransferRequest,
+        sink: any TransferSink
+    ) -> (id: TransferID, events: AsyncStream<TransferEvent>) {
+        let (stream, continuation) = AsyncStream<TransferEvent>.makeStream()
+        let id = start(request, sink: sink) { event in
+            continuation.yield(event)
+            if case .completed = event { continuation.finish() }
+        }
+        continuation.onTermination = { [self] reason in
+            if case .cancelled = reason { cancel(id) }
+        }
+        return (id, stream)
+    }
+
+    /// Runs a transfer to its end.
+    ///
+    /// - Parameter progress: called with each progress event, on the backend's thread.
+    /// - Throws: the ``TransportError`` the transfer ended with; cancelling the calling task
+    ///   cancels the transfer and throws ``TransportError/Code/cancelled``.
+    public func download(
+        _ request: TransferRequest,
+        to sink: any TransferSink,
+        progress: (@Sendable (TransferProgress) -> Void)? = nil
+    ) async throws(TransportError) -> TransferSummary {
+        let (id, stream) = events(for: request, sink: sink)
+        let result: Result<TransferSummary, TransportError> = await withTaskCancellationHandler {
+            for await event in stream {
+                switch event {
+                case .progress(let value): progress?(value)
+                case .completed(let result): return result
+                case .head, .redirected: continue
+                }
+            }
+            return .failure(TransportError(.cancelled, "the transfer was cancelled", url: request.url.string))
+        } onCancel: {
+            cancel(id)
+        }
+        return try result.get()
+    }
+}

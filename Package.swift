@@ -1,0 +1,127 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+/// Every module lives under `Modules/<Name>`, every test target under `Tests/<Name>`.
+func module(
+    _ name: String,
+    dependencies: [Target.Dependency] = [],
+    resources: [Resource]? = nil
+) -> Target {
+    .target(name: name, dependencies: dependencies, path: "Modules/\(name)", resources: resources)
+}
+
+func tests(_ name: String, dependencies: [Target.Dependency]) -> Target {
+    .testTarget(name: name, dependencies: dependencies, path: "Tests/\(name)")
+}
+
+let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
+
+let libraries = [
+    "PeregrineCore",
+    "PeregrineTransport",
+    "PeregrineCurlTransport",
+    "PeregrineMockTransport",
+    "PeregrineStorage",
+    "PeregrinePlistStorage",
+    "PeregrineJSONStorage",
+    "PeregrineSorting",
+    "PeregrineThumbnails",
+    "PeregrineAuth",
+    "PeregrineVerification",
+    "PeregrineEngine",
+    "Peregrine",
+]
+
+let package = Package(
+    name: "Peregrine",
+    platforms: [.macOS(.v15)],
+    products: libraries.map { .library(name: $0, targets: [$0]) } + [
+        .executable(name: "peregrine", targets: ["peregrine"])
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+    ],
+    targets: [
+        // Shared value types: no plugins, no C.
+        module("PeregrineCore"),
+
+        // Transport: the protocol, and its two backends.
+        module("PeregrineTransport", dependencies: ["PeregrineCore"]),
+        .systemLibrary(
+            name: "CCurl",
+            path: "Modules/CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        module("PeregrineCurlTransport", dependencies: ["PeregrineTransport", "CCurl", logging]),
+        module("PeregrineMockTransport", dependencies: ["PeregrineTransport"]),
+
+        // Storage: the protocol and two backends.
+        module("PeregrineStorage", dependencies: ["PeregrineCore"]),
+        module("PeregrinePlistStorage", dependencies: ["PeregrineStorage"]),
+        module("PeregrineJSONStorage", dependencies: ["PeregrineStorage"]),
+
+        // The list model, thumbnails, authentication.
+        module("PeregrineSorting", dependencies: ["PeregrineCore"]),
+        module("PeregrineThumbnails", dependencies: ["PeregrineCore"]),
+        module("PeregrineAuth", dependencies: ["PeregrineCore"]),
+
+        // Verification through OpenSSL's EVP interface.
+        .systemLibrary(
+            name: "COpenSSL",
+            path: "Modules/COpenSSL",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        module("PeregrineVerification", dependencies: ["PeregrineCore", "COpenSSL"]),
+
+        // The scheduler and the facade.
+        module(
+            "PeregrineEngine",
+            dependencies: [
+                "PeregrineCore", "PeregrineTransport", "PeregrineStorage", "PeregrineAuth",
+                "PeregrineVerification", logging,
+            ]
+        ),
+        module(
+            "Peregrine",
+            dependencies: [
+                "PeregrineEngine", "PeregrineCurlTransport", "PeregrineJSONStorage", "PeregrineSorting",
+                "PeregrineThumbnails",
+            ]
+        ),
+
+        // The example command-line program.
+        .executableTarget(
+            name: "peregrine",
+            dependencies: [
+                "PeregrineCurlTransport", "PeregrineVerification",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Examples/peregrine"
+        ),
+
+        // Test support: a loopback HTTP server that serves the mock transport's routes, an nginx
+        // launcher, certificate generation, and the Transport conformance scenarios.
+        .target(
+            name: "TestSupport",
+            dependencies: ["PeregrineTransport", "PeregrineMockTransport", "PeregrineVerification"],
+            path: "Tests/TestSupport"
+        ),
+
+        tests("PeregrineCoreTests", dependencies: ["PeregrineCore"]),
+        tests("PeregrineTransportTests", dependencies: ["PeregrineTransport"]),
+        tests("PeregrineMockTransportTests", dependencies: ["PeregrineMockTransport", "TestSupport"]),
+        tests("PeregrineCurlTransportTests", dependencies: ["PeregrineCurlTransport", "TestSupport"]),
+        tests("PeregrineVerificationTests", dependencies: ["PeregrineVerification"]),
+        tests(
+            "TransportConformance",
+            dependencies: ["PeregrineCurlTransport", "PeregrineMockTransport", "TestSupport"]
+        ),
+        tests(
+            "IntegrationTests",
+            dependencies: ["PeregrineCurlTransport", "PeregrineVerification", "TestSupport"]
+        ),
+    ]
+)
