@@ -2,6 +2,8 @@
 #define PEREGRINE_CCURL_SHIM_H
 
 #include <curl/curl.h>
+#include <openssl/crypto.h>
+#include <sys/prctl.h>
 
 /* Typed wrappers for libcurl's variadic calls, which Swift cannot call directly. */
 
@@ -24,6 +26,16 @@ static inline CURLcode peregrine_easy_setopt_data_callback(CURL *handle, CURLopt
     return curl_easy_setopt(handle, option, callback);
 }
 
+typedef int (*peregrine_curl_debug_callback)(CURL *handle, curl_infotype type, char *data, size_t size, void *user);
+
+static inline CURLcode peregrine_easy_setopt_debug_callback(CURL *handle, peregrine_curl_debug_callback callback) {
+    return curl_easy_setopt(handle, CURLOPT_DEBUGFUNCTION, callback);
+}
+
+static inline CURLcode peregrine_easy_setopt_string(CURL *handle, CURLoption option, const char *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
 static inline CURLcode peregrine_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return curl_easy_getinfo(handle, info, value);
 }
@@ -43,5 +55,17 @@ static inline CURLcode peregrine_easy_getinfo_pointer(CURL *handle, CURLINFO inf
 static inline CURLMcode peregrine_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {
     return curl_multi_setopt(multi, option, value);
 }
+
+/* libcurl is built against OpenSSL here; keep OpenSSL from registering an exit handler that would
+   free its state while the transfer thread may still use it. */
+static inline int peregrine_openssl_init_no_atexit(void) {
+    return OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, NULL);
+}
+
+/* Names the calling thread (for debuggers and top). */
+static inline void peregrine_set_thread_name(const char *name) { prctl(PR_SET_NAME, name, 0, 0, 0); }
+
+/* The value a write callback returns to pause the transfer (a macro Swift cannot import). */
+static inline size_t peregrine_writefunc_pause(void) { return CURL_WRITEFUNC_PAUSE; }
 
 #endif

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A URL that Peregrine can download: `http` or `https`, with a host, checked before any I/O.
 ///

@@ -1,3 +1,6 @@
+import Dispatch
+import Synchronization
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -6,12 +9,15 @@
     import Darwin
 #endif
 
-/// A sink that writes to a file with `pwrite`, batching small writes into one buffer.
+/// A sink that writes a file with `pwrite`, batching small writes, and writing large files with
+/// direct I/O on a background queue so that receiving and writing overlap.
 ///
-/// Writes at contiguous offsets collect in a buffer allocated once (1 MiB by default) and go
-/// to the file in one `pwrite` when it fills, when an offset jumps, or on ``flush()``; a write
-/// at least as large as the buffer, arriving when the buffer is empty, goes straight to the
-/// file without a copy. Nothing is allocated per write.
+/// Writes at contiguous offsets collect in one of two buffers allocated once. Until the file
+/// reaches ``Options/backgroundThreshold`` a full buffer is written at once, on the caller's
+/// thread, through the page cache — small files cost no thread and no extra latency. Past it,
+/// a full buffer goes to a serial background queue while the other buffer fills, and its
+/// block-aligned part is written with `O_DIRECT` (where the file system allows it), which skips
+/// the page-cache copy; unaligned edges go through the page cache. Nothing is allocated per write.
 ///
 /// Thread safety: a backend calls a sink from one thread at a time; ``synchronize()`` and
 /// ``close()`` must not overlap those calls (call them after the transfer completed).
@@ -24,60 +30,107 @@ public final class FileSink: TransferSink, @unchecked Sendable {
         case keepExisting
     }
 
+    /// Tuning of a file sink.
+    public struct Options: Sendable {
+        /// The size of each of the two buffers; rounded up to a multiple of 4096.
+        public var bufferCapacity: Int
+        /// The file offset from which full buffers are written in the background.
+        public var backgroundThreshold: Int64
+        /// Whether block-aligned background writes use `O_DIRECT`.
+        public var usesDirectIO: Bool
+
+        /// Creates options: two 2 MiB buffers, background writing from 8 MiB on, direct I/O on.
+        public init(bufferCapacity: Int = 2 << 20, backgroundThreshold: Int64 = 8 << 20, usesDirectIO: Bool = true) {
+            self.bufferCapacity = bufferCapacity
+            self.backgroundThreshold = backgroundThreshold
+            self.usesDirectIO = usesDirectIO
+        }
+    }
+
     /// The file's path.
     public let path: String
+    private let options: Options
     private var descriptor: Int32
-    private let buffer: UnsafeMutableRawBufferPointer
+    private var directDescriptor: Int32 = -1
+    private var triedDirectIO = false
+    private let buffers: [UnsafeMutableRawBufferPointer]
+    private var current = 0
+    /// File offset of the first buffered byte; the byte sits at `buffer + batchStart % 4096`.
+    private var batchStart: Int64 = 0
     private var bufferedCount = 0
-    private var bufferStart: Int64 = 0
     private var highestOffset: Int64 = 0
+    // Background writing.
+    private var queue: DispatchQueue?
+    private let otherBufferFree = DispatchSemaphore(value: 1)
+    private let backgroundError = Mutex<SinkWriteError?>(nil)
+
+    private static let block = 4096
 
     /// Opens (or creates, mode 0644) the file at `path`.
     ///
     /// - Throws: ``SinkWriteError`` with the errno of `open`.
-    public init(path: String, mode: Mode = .truncate, bufferCapacity: Int = 1 << 20) throws(SinkWriteError) {
+    public init(path: String, mode: Mode = .truncate, options: Options = Options()) throws(SinkWriteError) {
         var flags = O_WRONLY | O_CREAT | O_CLOEXEC
         if case .truncate = mode { flags |= O_TRUNC }
         let fd = open(path, flags, 0o644)
-        guard fd >= 0 else {
-            let code = errno
-            throw SinkWriteError(errno: code, message: "cannot open \(path): \(String(cString: strerror(code)))")
-        }
+        guard fd >= 0 else { throw Self.error(errno, "cannot open", path) }
         self.path = path
+        self.options = options
         descriptor = fd
-        buffer = .allocate(byteCount: max(bufferCapacity, 4096), alignment: 4096)
+        let capacity = max((options.bufferCapacity + Self.block - 1) / Self.block, 2) * Self.block
+        buffers = [
+            .allocate(byteCount: capacity, alignment: Self.block),
+            .allocate(byteCount: capacity, alignment: Self.block),
+        ]
     }
 
     deinit {
+        queue?.sync {}
         if descriptor >= 0 { _ = systemClose(descriptor) }
-        buffer.deallocate()
+        if directDescriptor >= 0 { _ = systemClose(directDescriptor) }
+        for buffer in buffers { buffer.deallocate() }
     }
 
     public func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
         guard bytes.count > 0 else { return }
-        if bufferedCount > 0, offset != bufferStart + Int64(bufferedCount) || bufferedCount + bytes.count > buffer.count
-        {
-            try writeBuffer()
+        if let error = backgroundError.withLock({ $0 }) { throw error }
+        if bufferedCount > 0, offset != batchStart + Int64(bufferedCount) {
+            try finishBatch(keepingTail: false)
         }
-        if bufferedCount == 0, bytes.count >= buffer.count {
-            try writeAll(bytes, at: offset)
-            return
+        var remaining = bytes
+        var offset = offset
+        while !remaining.isEmpty {
+            if bufferedCount == 0 { batchStart = offset }
+            let lead = Int(batchStart % Int64(Self.block))
+            let room = buffers[current].count - lead - bufferedCount
+            let count = min(room, remaining.count)
+            (buffers[current].baseAddress! + lead + bufferedCount).copyMemory(
+                from: remaining.baseAddress!,
+                byteCount: count
+            )
+            bufferedCount += count
+            offset += Int64(count)
+            remaining = UnsafeRawBufferPointer(rebasing: remaining[count...])
+            if bufferedCount + lead == buffers[current].count {
+                try finishBatch(keepingTail: true)
+            }
         }
-        if bufferedCount == 0 { bufferStart = offset }
-        buffer.baseAddress!.advanced(by: bufferedCount).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
-        bufferedCount += bytes.count
     }
 
     public func flush() throws {
-        try writeBuffer()
+        try finishBatch(keepingTail: false)
+        queue?.sync {}
+        if let error = backgroundError.withLock({ $0 }) { throw error }
     }
 
     /// Flushes and `fsync`s the file, and returns the end of the highest write: every byte before
     /// it that was written is now on stable storage.
     @discardableResult
     public func synchronize() throws(SinkWriteError) -> Int64 {
-        try writeBuffer()
-        guard fsync(descriptor) == 0 else { throw lastError("fsync") }
+        do { try flush() } catch let error as SinkWriteError { throw error } catch {
+            throw Self.error(EIO, "flush", path)
+        }
+        guard fsync(descriptor) == 0 else { throw Self.error(errno, "fsync", path) }
         return highestOffset
     }
 
@@ -87,38 +140,151 @@ public final class FileSink: TransferSink, @unchecked Sendable {
         defer {
             _ = systemClose(descriptor)
             descriptor = -1
+            if directDescriptor >= 0 { _ = systemClose(directDescriptor) }
+            directDescriptor = -1
         }
-        try writeBuffer()
+        do { try flush() } catch let error as SinkWriteError { throw error } catch {
+            throw Self.error(EIO, "flush", path)
+        }
     }
 
-    private func writeBuffer() throws(SinkWriteError) {
+    // MARK: Batches
+
+    /// Writes out the current buffer. With `keepingTail`, in background mode, the last partial
+    /// block stays buffered (moved to the other buffer) so that every direct write is aligned.
+    private func finishBatch(keepingTail: Bool) throws(SinkWriteError) {
         guard bufferedCount > 0 else { return }
-        let count = bufferedCount
-        bufferedCount = 0
-        try writeAll(UnsafeRawBufferPointer(rebasing: buffer[0..<count]), at: bufferStart)
+        let start = batchStart
+        let end = start + Int64(bufferedCount)
+        let buffer = buffers[current]
+        let lead = Int(start % Int64(Self.block))
+        highestOffset = max(highestOffset, end)
+
+        guard end > options.backgroundThreshold else {
+            bufferedCount = 0
+            try writeAll(descriptor, buffer.baseAddress! + lead, count: Int(end - start), at: start)
+            return
+        }
+        let alignedStart = start - Int64(lead)
+        let tailStart = keepingTail ? end - end % Int64(Self.block) : end
+        let tailCount = Int(end - tailStart)
+        if let error = backgroundError.withLock({ $0 }) { throw error }
+        let queue = self.queue ?? DispatchQueue(label: "peregrine.file-sink")
+        self.queue = queue
+        let directFD = directDescriptorIfUsable()
+        let job = BackgroundWrite(
+            sink: self,
+            base: buffer.baseAddress!,
+            alignedStart: alignedStart,
+            start: start,
+            end: tailStart,
+            directDescriptor: directFD
+        )
+        queue.async { job.run() }
+        // Take the other buffer once its previous write is done, and carry the partial block over.
+        otherBufferFree.wait()
+        current = 1 - current
+        if tailCount > 0 {
+            buffers[current].baseAddress!.copyMemory(
+                from: buffer.baseAddress! + Int(tailStart - alignedStart),
+                byteCount: tailCount
+            )
+        }
+        batchStart = tailStart
+        bufferedCount = tailCount
     }
 
-    private func writeAll(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(SinkWriteError) {
+    /// One background write; signals the semaphore when its buffer may be reused.
+    private struct BackgroundWrite: @unchecked Sendable {
+        let sink: FileSink
+        let base: UnsafeMutableRawPointer
+        let alignedStart: Int64
+        let start: Int64
+        let end: Int64
+        let directDescriptor: Int32
+
+        func run() {
+            defer { sink.otherBufferFree.signal() }
+            do {
+                try sink.writeRange(
+                    base: base, alignedStart: alignedStart, from: start, to: end, direct: directDescriptor)
+            } catch {
+                sink.backgroundError.withLock { if $0 == nil { $0 = error } }
+            }
+        }
+    }
+
+    /// Writes file range `from..<to`, held at `base + (offset - alignedStart)`: the aligned middle
+    /// through `direct` (when ≥ 0), the unaligned edges through the page cache.
+    private func writeRange(
+        base: UnsafeMutableRawPointer,
+        alignedStart: Int64,
+        from start: Int64,
+        to end: Int64,
+        direct: Int32
+    ) throws(SinkWriteError) {
+        let block = Int64(Self.block)
+        let middleStart = (start + block - 1) / block * block
+        let middleEnd = end / block * block
+        guard direct >= 0, middleEnd > middleStart else {
+            try writeAll(descriptor, base + Int(start - alignedStart), count: Int(end - start), at: start)
+            return
+        }
+        if middleStart > start {
+            try writeAll(descriptor, base + Int(start - alignedStart), count: Int(middleStart - start), at: start)
+        }
+        do {
+            try writeAll(
+                direct, base + Int(middleStart - alignedStart), count: Int(middleEnd - middleStart), at: middleStart)
+        } catch  where error.errno == EINVAL {
+            // The file system refused this alignment after all: write through the page cache.
+            try writeAll(
+                descriptor, base + Int(middleStart - alignedStart), count: Int(middleEnd - middleStart), at: middleStart
+            )
+        }
+        if end > middleEnd {
+            try writeAll(descriptor, base + Int(middleEnd - alignedStart), count: Int(end - middleEnd), at: middleEnd)
+        }
+    }
+
+    private func directDescriptorIfUsable() -> Int32 {
+        guard options.usesDirectIO, !triedDirectIO else { return directDescriptor }
+        triedDirectIO = true
+        #if os(Linux)
+            // A file system without direct I/O (tmpfs) refuses the open with EINVAL: stay buffered.
+            directDescriptor = open(path, O_WRONLY | O_CLOEXEC | linuxODirect)
+        #endif
+        return directDescriptor
+    }
+
+    private func writeAll(_ fd: Int32, _ bytes: UnsafeRawPointer, count: Int, at offset: Int64) throws(SinkWriteError) {
         var done = 0
-        while done < bytes.count {
-            let written = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+        while done < count {
+            let written = pwrite(fd, bytes + done, count - done, off_t(offset) + off_t(done))
             if written < 0 {
                 if errno == EINTR { continue }
-                throw lastError("write")
+                throw Self.error(errno, "write", path)
             }
             if written == 0 { throw SinkWriteError(errno: EIO, message: "write to \(path) made no progress") }
             done += written
         }
-        highestOffset = max(highestOffset, offset + Int64(bytes.count))
     }
 
-    private func lastError(_ call: String) -> SinkWriteError {
-        let code = errno
+    private static func error(_ code: Int32, _ call: String, _ path: String) -> SinkWriteError {
         let text = String(cString: strerror(code))
         let hint = code == ENOSPC ? " (the disk is full)" : ""
-        return SinkWriteError(errno: code, message: "\(call) to \(path) failed: \(text)\(hint)")
+        return SinkWriteError(errno: code, message: "\(call) \(path) failed: \(text)\(hint)")
     }
 }
+
+#if os(Linux)
+    // Glibc exposes O_DIRECT only under _GNU_SOURCE, which Swift's import does not define.
+    #if arch(arm64) || arch(arm)
+        private let linuxODirect: Int32 = 0o200000
+    #else
+        private let linuxODirect: Int32 = 0o40000
+    #endif
+#endif
 
 @inline(__always)
 private func systemClose(_ fd: Int32) -> Int32 {

@@ -6,7 +6,8 @@ import PeregrineCore
 /// every hop: a count limit, no downgrade from https to http unless allowed, and no credentials
 /// to another origin.
 public struct RedirectPolicy: Sendable, Hashable {
-    /// The most redirects to follow; 0 to follow none (a 3xx then ends the transfer with its status).
+    /// The most redirects to follow; with 0, any redirect ends the transfer with
+    /// ``TransportError/Code/tooManyRedirects``.
     public var maxHops: Int
     /// Whether a redirect from https to plain http is followed.
     public var allowsHTTPSToHTTP: Bool

@@ -1,0 +1,11 @@
+import ArgumentParser
+
+/// The `peregrine` command: downloads with Peregrine's libcurl transport.
+@main
+struct PeregrineCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "peregrine",
+        abstract: "Download files with Peregrine.",
+        subcommands: [GetCommand.self]
+    )
+}

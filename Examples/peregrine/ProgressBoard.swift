@@ -1,0 +1,146 @@
+import PeregrineTransport
+import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The live progress line: one line on standard error, redrawn at most ten times a second.
+final class ProgressBoard: Sendable {
+    private struct Entry {
+        var name: String
+        var received: Int64 = 0
+        var expected: Int64?
+        var started = ContinuousClock.now
+    }
+
+    private struct State {
+        var entries: [Int: Entry] = [:]
+        var nextSlot = 0
+        var done = 0
+        var lastDraw = ContinuousClock.now - .seconds(1)
+        var lineWidth = 0
+    }
+
+    private let state = Mutex(State())
+    private let total: Int
+    private let isEnabled: Bool
+    private let isTerminal = isatty(STDERR_FILENO) == 1
+
+    init(total: Int, isEnabled: Bool) {
+        self.total = total
+        self.isEnabled = isEnabled
+    }
+
+    func begin(_ name: String) -> Int {
+        state.withLock { state in
+            defer { state.nextSlot += 1 }
+            state.entries[state.nextSlot] = Entry(name: name)
+            return state.nextSlot
+        }
+    }
+
+    func update(_ slot: Int, _ progress: TransferProgress) {
+        let line: String? = state.withLock { state in
+            state.entries[slot]?.received = progress.receivedBytes
+            state.entries[slot]?.expected = progress.expectedBytes
+            let now = ContinuousClock.now
+            // A terminal gets a redrawn line; a log gets a new line once a second.
+            let interval: Duration = isTerminal ? .milliseconds(100) : .seconds(1)
+            guard isEnabled, now - state.lastDraw >= interval else { return nil }
+            state.lastDraw = now
+            return render(state)
+        }
+        if let line { draw(line) }
+    }
+
+    func end(_ slot: Int, success: String) { end(slot, message: "done  \(success)") }
+
+    func end(_ slot: Int, failure: String) { end(slot, message: "FAILED  \(failure)", always: true) }
+
+    private func end(_ slot: Int, message: String, always: Bool = false) {
+        let (line, elapsed) = state.withLock { state -> (String?, Duration) in
+            let elapsed = state.entries[slot].map { ContinuousClock.now - $0.started } ?? .zero
+            state.entries[slot] = nil
+            state.done += 1
+            return (state.entries.isEmpty ? nil : render(state), elapsed)
+        }
+        guard isEnabled || always else { return }
+        clearLine()
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        writeToStandardError("\(message) (\(ByteFormat.decimal(seconds, places: 2)) s)\n")
+        if let line { draw(line) }
+    }
+
+    func finish() {
+        if isEnabled { clearLine() }
+    }
+
+    private func render(_ state: State) -> String {
+        var received: Int64 = 0
+        var expected: Int64 = 0
+        var knowsTotal = true
+        var earliest = ContinuousClock.now
+        for entry in state.entries.values {
+            received += entry.received
+            if let size = entry.expected { expected += size } else { knowsTotal = false }
+            earliest = min(earliest, entry.started)
+        }
+        let elapsed = ContinuousClock.now - earliest
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let speed = seconds > 0 ? Double(received) / seconds : 0
+        let name = state.entries.count == 1 ? state.entries.values.first!.name : "\(state.entries.count) files"
+        var line = "[\(state.done)/\(total)] \(name)  "
+        if knowsTotal, expected > 0 {
+            line += "\(ByteFormat.decimal(Double(received) * 100 / Double(expected), places: 1))%  "
+            line += "\(ByteFormat.size(received)) / \(ByteFormat.size(expected))"
+        } else {
+            line += ByteFormat.size(received)
+        }
+        line += "  \(ByteFormat.size(Int64(speed)))/s"
+        return line
+    }
+
+    private func draw(_ line: String) {
+        if isTerminal {
+            writeToStandardError("\r\u{1B}[2K\(line)")
+        } else {
+            writeToStandardError("\(line)\n")
+        }
+    }
+
+    private func clearLine() {
+        if isTerminal { writeToStandardError("\r\u{1B}[2K") }
+    }
+}
+
+/// Byte counts for people: "41.6 MB" in the seeds' decimal units.
+enum ByteFormat {
+    static func size(_ bytes: Int64) -> String {
+        let units = ["B", "kB", "MB", "GB", "TB"]
+        var value = Double(bytes)
+        var unit = 0
+        while value >= 1000, unit < units.count - 1 {
+            value /= 1000
+            unit += 1
+        }
+        return unit == 0 ? "\(bytes) B" : "\(decimal(value, places: 1)) \(units[unit])"
+    }
+
+    /// A number with a fixed count of decimals, rounded half up: `decimal(2.345, places: 2)` is "2.35".
+    static func decimal(_ value: Double, places: Int) -> String {
+        var scale = 1.0
+        for _ in 0..<places { scale *= 10 }
+        let scaled = Int64((abs(value) * scale).rounded())
+        let whole = scaled / Int64(scale)
+        var fraction = String(scaled % Int64(scale))
+        while fraction.count < places { fraction = "0" + fraction }
+        let sign = value < 0 && scaled != 0 ? "-" : ""
+        return places == 0 ? "\(sign)\(whole)" : "\(sign)\(whole).\(fraction)"
+    }
+}

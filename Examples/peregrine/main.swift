@@ -1,1 +1,0 @@
-print("peregrine: coming with issue 2")

@@ -1,0 +1,327 @@
+import CCurl
+import Dispatch
+import Logging
+import PeregrineCore
+import PeregrineTransport
+import Synchronization
+
+/// Owns the multi handle and the thread that drives it.
+///
+/// Everything below `// MARK: Driver thread` runs only on that thread; other threads reach it
+/// through ``submit(_:)``, which queues a command and wakes `curl_multi_poll`.
+final class CurlDriver: @unchecked Sendable {
+    private struct Inbox {
+        var commands: [CurlCommand] = []
+        var isShuttingDown = false
+    }
+
+    private let configuration: CurlTransport.Configuration
+    private let multi: UnsafeMutableRawPointer
+    private let inbox = Mutex(Inbox())
+    private let threadID = Atomic<UInt>(0)
+    private let exited = DispatchSemaphore(value: 0)
+    private let hasExited = Atomic<Bool>(false)
+
+    // Driver-thread state.
+    private var active: [TransferID: CurlTransfer] = [:]
+    private var idleHandles: [UnsafeMutableRawPointer] = []
+
+    init(configuration: CurlTransport.Configuration) {
+        CurlLibrary.initializeOnce()
+        self.configuration = configuration
+        multi = curl_multi_init()
+        _ = peregrine_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, max(configuration.maxConnections, 1))
+        _ = peregrine_multi_setopt_long(
+            multi, CURLMOPT_MAX_HOST_CONNECTIONS, max(configuration.maxConnectionsPerHost, 0))
+        _ = peregrine_multi_setopt_long(multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX)
+        // The thread holds the driver until its loop ends, so the driver outlives every callback.
+        var thread = pthread_t()
+        let started = pthread_create(
+            &thread,
+            nil,
+            { argument in
+                let driver = Unmanaged<CurlDriver>.fromOpaque(argument!).takeRetainedValue()
+                peregrine_set_thread_name("peregrine.curl")
+                driver.run()
+                return nil
+            },
+            Unmanaged.passRetained(self).toOpaque()
+        )
+        precondition(started == 0, "cannot start the libcurl thread: error \(started)")
+        pthread_detach(thread)
+    }
+
+    deinit {
+        shutdown()
+        for handle in idleHandles { curl_easy_cleanup(handle) }
+        curl_multi_cleanup(multi)
+    }
+
+    private var isOnDriverThread: Bool { threadID.load(ordering: .acquiring) == UInt(pthread_self()) }
+
+    /// Queues a command for the driver thread.
+    ///
+    /// On the driver thread itself (from an event handler), pause and cancel also take effect at
+    /// once, so that not one more byte reaches the sink.
+    func submit(_ command: CurlCommand) {
+        if isOnDriverThread {
+            switch command {
+            case .pause(let id): active[id]?.pauseRequested = true
+            case .resume(let id): active[id]?.pauseRequested = false
+            case .cancel(let id): active[id]?.cancelRequested = true
+            case .start: break
+            }
+        }
+        let accepted = inbox.withLock { inbox in
+            guard !inbox.isShuttingDown else { return false }
+            inbox.commands.append(command)
+            return true
+        }
+        if accepted {
+            curl_multi_wakeup(multi)
+        } else if case .start(let transfer) = command {
+            transfer.complete(.failure(Self.cancelled(transfer, because: "the transport was shut down")))
+        }
+    }
+
+    /// Cancels everything, then stops and joins the thread. Safe to call more than once.
+    func shutdown() {
+        let first = inbox.withLock { inbox in
+            defer { inbox.isShuttingDown = true }
+            return !inbox.isShuttingDown
+        }
+        if first {
+            curl_multi_wakeup(multi)
+        }
+        guard !isOnDriverThread else { return }
+        if !hasExited.load(ordering: .acquiring) {
+            exited.wait()
+            exited.signal()
+        }
+    }
+
+    // MARK: Driver thread
+
+    private func run() {
+        threadID.store(UInt(pthread_self()), ordering: .releasing)
+        while true {
+            let (commands, stopping) = inbox.withLock { inbox in
+                defer { inbox.commands.removeAll(keepingCapacity: true) }
+                return (inbox.commands, inbox.isShuttingDown)
+            }
+            for command in commands { handle(command) }
+            if stopping {
+                for transfer in Array(active.values) {
+                    finish(transfer, .failure(Self.cancelled(transfer, because: "the transport was shut down")))
+                }
+                break
+            }
+            var running: Int32 = 0
+            _ = curl_multi_perform(multi, &running)
+            collectFinishedTransfers()
+            _ = curl_multi_poll(multi, nil, 0, 1000, nil)
+        }
+        hasExited.store(true, ordering: .releasing)
+        exited.signal()
+    }
+
+    private func handle(_ command: CurlCommand) {
+        switch command {
+        case .start(let transfer):
+            begin(transfer)
+        case .pause(let id):
+            guard let transfer = active[id], let easy = transfer.easy else { return }
+            transfer.pauseRequested = true
+            if !transfer.isPaused {
+                transfer.isPaused = true
+                _ = curl_easy_pause(easy, CURLPAUSE_RECV)
+            }
+        case .resume(let id):
+            guard let transfer = active[id], let easy = transfer.easy else { return }
+            transfer.pauseRequested = false
+            if transfer.isPaused {
+                transfer.isPaused = false
+                // May deliver the bytes libcurl kept back, through the write callback, right here.
+                _ = curl_easy_pause(easy, CURLPAUSE_CONT)
+            }
+        case .cancel(let id):
+            guard let transfer = active[id] else { return }
+            transfer.cancelRequested = true
+            finish(transfer, .failure(Self.cancelled(transfer, because: "cancelled by the caller")))
+        }
+    }
+
+    private func begin(_ transfer: CurlTransfer) {
+        if let credentials = transfer.request.credentials, !credentials.isAllowed(for: transfer.request.url) {
+            transfer.complete(
+                .failure(
+                    TransportError(
+                        .invalidRequest,
+                        "refused to send credentials over plain http to \(transfer.request.url.host); "
+                            + "allow it for this host if that is intended",
+                        url: transfer.request.url.string
+                    )
+                )
+            )
+            return
+        }
+        let easy = idleHandles.popLast() ?? curl_easy_init()!
+        transfer.easy = easy
+        active[transfer.id] = transfer
+        configure(easy, for: transfer)
+        configuration.logger.debug("start \(transfer.id) \(transfer.request.method.rawValue) \(transfer.request.url)")
+        _ = curl_multi_add_handle(multi, easy)
+    }
+
+    private func collectFinishedTransfers() {
+        var queued: Int32 = 0
+        while let message = curl_multi_info_read(multi, &queued) {
+            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
+            let code = message.pointee.data.result
+            var pointer: UnsafeMutableRawPointer?
+            _ = peregrine_easy_getinfo_pointer(easy, CURLINFO_PRIVATE, &pointer)
+            guard let pointer else { continue }
+            let transfer = Unmanaged<CurlTransfer>.fromOpaque(pointer).takeUnretainedValue()
+            transferFinished(transfer, code: code)
+        }
+    }
+
+    private func transferFinished(_ transfer: CurlTransfer, code: CURLcode) {
+        if transfer.cancelRequested {
+            finish(transfer, .failure(Self.cancelled(transfer, because: "cancelled by the caller")))
+        } else if let failure = transfer.failure {
+            finish(transfer, .failure(failure))
+        } else if code != CURLE_OK {
+            finish(transfer, .failure(CurlErrorMapping.error(for: code, transfer: transfer)))
+        } else if let redirect = transfer.advanceToRedirect(), let easy = transfer.easy {
+            transfer.emitRedirect(redirect)
+            _ = curl_multi_remove_handle(multi, easy)
+            if transfer.cancelRequested {
+                finish(transfer, .failure(Self.cancelled(transfer, because: "cancelled by the caller")))
+                return
+            }
+            configureHop(easy, for: transfer)
+            _ = curl_multi_add_handle(multi, easy)
+        } else {
+            finish(transfer, transfer.outcomeOfCleanFinish())
+        }
+    }
+
+    /// Takes the transfer out of the multi handle, recycles its easy handle and reports the end.
+    private func finish(_ transfer: CurlTransfer, _ result: Result<TransferSummary, TransportError>) {
+        if let easy = transfer.easy {
+            _ = curl_multi_remove_handle(multi, easy)
+            curl_easy_reset(easy)
+            idleHandles.append(easy)
+            transfer.easy = nil
+        }
+        active[transfer.id] = nil
+        switch result {
+        case .success(let summary):
+            configuration.logger.debug("done \(transfer.id): \(summary.head.status), \(summary.receivedBytes) bytes")
+        case .failure(let error):
+            configuration.logger.debug("failed \(transfer.id): \(error)")
+        }
+        transfer.complete(result)
+    }
+
+    // MARK: Options
+
+    private func configure(_ easy: UnsafeMutableRawPointer, for transfer: CurlTransfer) {
+        let request = transfer.request
+        let user = Unmanaged.passUnretained(transfer).toOpaque()
+        _ = peregrine_easy_setopt_pointer(easy, CURLOPT_PRIVATE, user)
+        _ = peregrine_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, transfer.errorBuffer)
+        _ = peregrine_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
+        _ = peregrine_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0)
+        _ = peregrine_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https")
+        _ = peregrine_easy_setopt_long(easy, CURLOPT_BUFFERSIZE, configuration.receiveBufferSize)
+        _ = peregrine_easy_setopt_long(
+            easy,
+            CURLOPT_HTTP_VERSION,
+            Int(configuration.prefersHTTP2 ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_1_1)
+        )
+        _ = peregrine_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1)
+        _ = peregrine_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1)
+        _ = peregrine_easy_setopt_string(easy, CURLOPT_USERAGENT, configuration.userAgent)
+        _ = peregrine_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Int(request.timeouts.connect.wholeMilliseconds))
+        if let lowSpeed = request.timeouts.lowSpeed {
+            _ = peregrine_easy_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, max(lowSpeed.bytesPerSecond, 1))
+            _ = peregrine_easy_setopt_long(
+                easy,
+                CURLOPT_LOW_SPEED_TIME,
+                Int(max((lowSpeed.duration.wholeMilliseconds + 999) / 1000, 1))
+            )
+        }
+        if let cap = request.maxReceiveBytesPerSecond, cap > 0 {
+            _ = peregrine_easy_setopt_offset(easy, CURLOPT_MAX_RECV_SPEED_LARGE, curl_off_t(cap))
+        }
+        applyTrust(request.trust, to: easy)
+
+        _ = peregrine_easy_setopt_data_callback(easy, CURLOPT_WRITEFUNCTION) { data, size, count, user in
+            let transfer = Unmanaged<CurlTransfer>.fromOpaque(user!).takeUnretainedValue()
+            return transfer.receiveBody(UnsafeRawBufferPointer(start: data, count: size * count))
+        }
+        _ = peregrine_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, user)
+        _ = peregrine_easy_setopt_data_callback(easy, CURLOPT_HEADERFUNCTION) { data, size, count, user in
+            let transfer = Unmanaged<CurlTransfer>.fromOpaque(user!).takeUnretainedValue()
+            let total = size * count
+            return transfer.receiveHeaderLine(UnsafeRawBufferPointer(start: data, count: total)) ? total : 0
+        }
+        _ = peregrine_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, user)
+        // libcurl reports bytes beyond Content-Length only as informational text.
+        _ = peregrine_easy_setopt_long(easy, CURLOPT_VERBOSE, 1)
+        _ = peregrine_easy_setopt_debug_callback(easy) { _, type, data, size, user in
+            if type == CURLINFO_TEXT, let data {
+                let transfer = Unmanaged<CurlTransfer>.fromOpaque(user!).takeUnretainedValue()
+                transfer.receiveDebugText(UnsafeRawBufferPointer(start: data, count: size))
+            }
+            return 0
+        }
+        _ = peregrine_easy_setopt_pointer(easy, CURLOPT_DEBUGDATA, user)
+        configureHop(easy, for: transfer)
+    }
+
+    /// Sets what changes from one hop to the next: the URL, the method and the headers.
+    private func configureHop(_ easy: UnsafeMutableRawPointer, for transfer: CurlTransfer) {
+        _ = peregrine_easy_setopt_string(easy, CURLOPT_URL, transfer.hop.string)
+        if transfer.request.method == .head {
+            _ = peregrine_easy_setopt_long(easy, CURLOPT_NOBODY, 1)
+        } else {
+            _ = peregrine_easy_setopt_long(easy, CURLOPT_HTTPGET, 1)
+        }
+        _ = peregrine_easy_setopt_pointer(easy, CURLOPT_HTTPHEADER, transfer.makeHeaderList())
+    }
+
+    private func applyTrust(_ trust: TrustPolicy, to easy: UnsafeMutableRawPointer) {
+        if trust.isInsecure {
+            configuration.logger.warning("TLS certificate checks are off for this transfer (insecure trust policy)")
+            _ = peregrine_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 0)
+            _ = peregrine_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 0)
+            return
+        }
+        _ = peregrine_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 1)
+        _ = peregrine_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 2)
+        if case .file(let path) = trust.authorities {
+            _ = peregrine_easy_setopt_string(easy, CURLOPT_CAINFO, path)
+            _ = peregrine_easy_setopt_pointer(easy, CURLOPT_CAPATH, nil)
+        }
+        if !trust.pinnedPublicKeySHA256.isEmpty {
+            let pins = trust.pinnedPublicKeySHA256.map { $0.hasPrefix("sha256//") ? $0 : "sha256//\($0)" }
+            _ = peregrine_easy_setopt_string(easy, CURLOPT_PINNEDPUBLICKEY, pins.joined(separator: ";"))
+        }
+    }
+
+    private static func cancelled(_ transfer: CurlTransfer, because reason: String) -> TransportError {
+        TransportError(.cancelled, reason, url: transfer.hop.string)
+    }
+}
+
+/// libcurl's process-wide set-up, done once.
+enum CurlLibrary {
+    static func initializeOnce() { _ = initialized }
+    private static let initialized: Bool = {
+        _ = peregrine_openssl_init_no_atexit()
+        return curl_global_init(Int(CURL_GLOBAL_ALL)) == CURLE_OK
+    }()
+}

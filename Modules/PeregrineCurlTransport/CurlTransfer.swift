@@ -1,0 +1,294 @@
+import CCurl
+import PeregrineCore
+import PeregrineTransport
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One transfer's state. Touched only on the driver thread (callbacks run there too), which is
+/// what makes the unchecked `Sendable` sound: the object crosses threads once, in a command.
+final class CurlTransfer: @unchecked Sendable {
+    let id: TransferID
+    let request: TransferRequest
+    let sink: any TransferSink
+    let events: @Sendable (TransferEvent) -> Void
+
+    /// The easy handle while the transfer is in the multi handle.
+    var easy: UnsafeMutableRawPointer?
+    /// The request headers of the current hop; libcurl does not copy them.
+    var headerList: UnsafeMutablePointer<curl_slist>?
+    /// Where libcurl writes its message for a failed transfer.
+    let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
+
+    /// The URL of the current hop.
+    private(set) var hop: DownloadURL
+    /// Redirects followed so far.
+    private(set) var redirectCount = 0
+    /// Headers of the response being received.
+    private var responseHeaders = HTTPHeaders()
+    /// The head of the final response, once reported.
+    private(set) var head: ResponseHead?
+    /// The redirect to follow when this hop's (discarded) body has been read.
+    private(set) var pendingRedirect: Redirect?
+    private var pendingRedirectTarget: DownloadURL?
+    /// Whether the body being received is a redirect's, to be thrown away.
+    private var discardsBody = false
+    /// Body length announced by the final response (nil for HEAD and when absent).
+    private var expectedBodyLength: Int64?
+    /// Body bytes written to the sink.
+    private(set) var receivedBytes: Int64 = 0
+    /// libcurl saw bytes beyond Content-Length.
+    private(set) var sawExcessBytes = false
+    /// Why the transfer was aborted from a callback, reported instead of libcurl's code.
+    var failure: TransportError?
+
+    var cancelRequested = false
+    var pauseRequested = false
+    var isPaused = false
+    private var isCompleted = false
+
+    private let progressIntervalNanoseconds: UInt64
+    private var lastProgressNanoseconds: UInt64 = 0
+    private var lastReportedBytes: Int64 = -1
+
+    init(
+        id: TransferID,
+        request: TransferRequest,
+        sink: any TransferSink,
+        events: @escaping @Sendable (TransferEvent) -> Void,
+        progressInterval: Duration = .milliseconds(100)
+    ) {
+        self.id = id
+        self.request = request
+        self.sink = sink
+        self.events = events
+        self.hop = request.url
+        progressIntervalNanoseconds = UInt64(progressInterval.wholeMilliseconds) * 1_000_000
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
+    }
+
+    deinit {
+        errorBuffer.deallocate()
+        if let headerList { curl_slist_free_all(headerList) }
+    }
+
+    /// The offset in the sink of the next body byte.
+    private var sinkOffset: Int64 { (request.range?.start ?? 0) + receivedBytes }
+
+    /// libcurl's message for the last failure, if it wrote one.
+    var curlMessage: String {
+        let text = String(cString: errorBuffer)
+        return text.hasSuffix("\n") ? String(text.dropLast()) : text
+    }
+
+    // MARK: Hops
+
+    /// Builds the request header list for the current hop and returns it.
+    func makeHeaderList() -> UnsafeMutablePointer<curl_slist>? {
+        if let headerList { curl_slist_free_all(headerList) }
+        headerList = nil
+        for field in request.headersToSend(to: hop) where !field.value.isEmpty {
+            headerList = curl_slist_append(headerList, "\(field.name): \(field.value)")
+        }
+        return headerList
+    }
+
+    /// Moves to the pending redirect's target; the caller re-adds the handle.
+    func advanceToRedirect() -> Redirect? {
+        guard let redirect = pendingRedirect, let target = pendingRedirectTarget else { return nil }
+        redirectCount += 1
+        hop = target
+        pendingRedirect = nil
+        pendingRedirectTarget = nil
+        discardsBody = false
+        responseHeaders = HTTPHeaders()
+        errorBuffer[0] = 0
+        return redirect
+    }
+
+    // MARK: Callbacks
+
+    /// Takes one header line from libcurl. Returns false to abort the transfer.
+    func receiveHeaderLine(_ line: UnsafeRawBufferPointer) -> Bool {
+        if line.starts(with: "HTTP/".utf8) {
+            responseHeaders = HTTPHeaders()
+            return true
+        }
+        if line.count <= 2, line.allSatisfy({ $0 == 0x0D || $0 == 0x0A }) {
+            return headersComplete()
+        }
+        var text = String(decoding: line, as: UTF8.self)
+        while text.last == "\n" || text.last == "\r" { text.removeLast() }
+        if let first = text.first, first == " " || first == "\t", let last = responseHeaders.fields.last {
+            // An obsolete folded line continues the previous field.
+            responseHeaders.replaceOrAdd(name: last.name, value: last.value + " " + text.trimmed)
+        } else if let colon = text.firstIndex(of: ":") {
+            responseHeaders.add(name: String(text[..<colon]), value: String(text[text.index(after: colon)...]).trimmed)
+        }
+        return true
+    }
+
+    private func headersComplete() -> Bool {
+        guard let easy else { return false }
+        var status = 0
+        _ = peregrine_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+        if status < 200 {
+            responseHeaders = HTTPHeaders()
+            return true
+        }
+        if RedirectPolicy.isRedirect(status: status) {
+            var location: UnsafeMutablePointer<CChar>?
+            _ = peregrine_easy_getinfo_string(easy, CURLINFO_REDIRECT_URL, &location)
+            // libcurl resolves a relative Location against the hop; its copy may keep the line end.
+            let target = (location.map { String(cString: $0) } ?? responseHeaders["Location"])?
+                .trimmingLineEnds()
+            switch request.redirects.decide(from: hop, to: target, status: status, hopsSoFar: redirectCount) {
+            case .follow(let next):
+                pendingRedirect = Redirect(status: status, from: hop.string, to: next.string)
+                pendingRedirectTarget = next
+                discardsBody = true
+                return true
+            case .refuse(let error):
+                failure = error
+                return false
+            }
+        }
+        var version = 0
+        _ = peregrine_easy_getinfo_long(easy, CURLINFO_HTTP_VERSION, &version)
+        let response = ResponseHead(
+            status: status,
+            headers: responseHeaders,
+            effectiveURL: hop.string,
+            httpVersion: Self.versionName(version)
+        )
+        head = response
+        events(.head(response))
+        if cancelRequested { return false }
+        guard response.isSuccess else {
+            failure = TransportError(
+                .httpStatus,
+                "the server answered \(status) for \(hop)",
+                httpStatus: status,
+                url: hop.string
+            )
+            return false
+        }
+        if let range = request.range {
+            guard status == 206, let contentRange = response.contentRange, contentRange.first == range.start else {
+                let answer = status == 206 ? "a range that starts elsewhere" : "status \(status)"
+                failure = TransportError(
+                    .rangeNotHonoured,
+                    "asked for \(range) and the server answered with \(answer); nothing was appended",
+                    httpStatus: status,
+                    url: hop.string
+                )
+                return false
+            }
+        } else if status == 206 {
+            failure = TransportError(
+                .protocolViolation,
+                "the server answered 206 to a request without a range",
+                httpStatus: status,
+                url: hop.string
+            )
+            return false
+        }
+        expectedBodyLength = request.method == .head ? nil : response.contentLength
+        return true
+    }
+
+    /// Takes body bytes from libcurl. Returns the count consumed: anything else aborts,
+    /// and `CURL_WRITEFUNC_PAUSE` pauses with the bytes kept by libcurl.
+    func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
+        if discardsBody { return bytes.count }
+        if cancelRequested || failure != nil || head == nil { return 0 }
+        if pauseRequested {
+            isPaused = true
+            return peregrine_writefunc_pause()
+        }
+        do {
+            try sink.write(bytes, at: sinkOffset)
+        } catch {
+            failure = Self.writeFailure(error, url: hop.string)
+            return 0
+        }
+        receivedBytes += Int64(bytes.count)
+        let now = Self.monotonicNanoseconds()
+        if now &- lastProgressNanoseconds >= progressIntervalNanoseconds {
+            lastProgressNanoseconds = now
+            reportProgress()
+        }
+        return bytes.count
+    }
+
+    /// Notes libcurl's informational text; the only one acted on is its report of extra bytes.
+    func receiveDebugText(_ text: UnsafeRawBufferPointer) {
+        if text.starts(with: "Excess found".utf8) { sawExcessBytes = true }
+    }
+
+    // MARK: Completion
+
+    /// What a transfer that libcurl finished without error amounts to.
+    func outcomeOfCleanFinish() -> Result<TransferSummary, TransportError> {
+        guard let head else {
+            return .failure(TransportError(.protocolViolation, "the server sent no response", url: hop.string))
+        }
+        if let expected = expectedBodyLength, receivedBytes != expected || sawExcessBytes {
+            let detail = sawExcessBytes ? "more than the \(expected) announced" : "\(receivedBytes) of \(expected)"
+            return .failure(
+                TransportError(.lengthMismatch, "the body had \(detail) bytes (Content-Length)", url: hop.string)
+            )
+        }
+        do {
+            try sink.flush()
+        } catch {
+            return .failure(Self.writeFailure(error, url: hop.string))
+        }
+        return .success(TransferSummary(head: head, receivedBytes: receivedBytes, redirectCount: redirectCount))
+    }
+
+    /// Delivers the completion event once.
+    func complete(_ result: Result<TransferSummary, TransportError>) {
+        guard !isCompleted else { return }
+        isCompleted = true
+        if case .success = result { reportProgress() }
+        events(.completed(result))
+    }
+
+    private func reportProgress() {
+        guard receivedBytes != lastReportedBytes else { return }
+        lastReportedBytes = receivedBytes
+        events(.progress(TransferProgress(receivedBytes: receivedBytes, expectedBytes: expectedBodyLength)))
+    }
+
+    func emitRedirect(_ redirect: Redirect) { events(.redirected(redirect)) }
+
+    private static func writeFailure(_ error: any Error, url: String) -> TransportError {
+        let code = (error as? SinkWriteError)?.errno
+        return TransportError(.writeFailed, "could not store the body: \(error)", url: url, errno: code)
+    }
+
+    private static func versionName(_ version: Int) -> String {
+        switch version {
+        case Int(CURL_HTTP_VERSION_1_0): "1.0"
+        case Int(CURL_HTTP_VERSION_2_0): "2"
+        case Int(CURL_HTTP_VERSION_3): "3"
+        default: "1.1"
+        }
+    }
+
+    private static func monotonicNanoseconds() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
+    }
+}
+
+extension String {
+    /// The string without leading and trailing spaces, tabs, carriage returns and line feeds.
+    fileprivate func trimmingLineEnds() -> String {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" || $0 == "\r\n" }
+        return String(drop(while: isSpace).reversed().drop(while: isSpace).reversed())
+    }
+}
