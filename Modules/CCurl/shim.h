@@ -36,6 +36,24 @@ static inline CURLcode peregrine_easy_setopt_string(CURL *handle, CURLoption opt
     return curl_easy_setopt(handle, option, value);
 }
 
+/* Sockets opened and closed by the caller, so that a transfer can find its connection. */
+static inline curl_socket_t peregrine_open_socket(struct curl_sockaddr *address) {
+    return socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
+}
+
+typedef curl_socket_t (*peregrine_curl_open_socket_callback)(void *user, curlsocktype purpose,
+                                                             struct curl_sockaddr *address);
+typedef int (*peregrine_curl_close_socket_callback)(void *user, curl_socket_t socket);
+
+static inline CURLcode peregrine_easy_setopt_socket_callbacks(CURL *handle, peregrine_curl_open_socket_callback open,
+                                                              peregrine_curl_close_socket_callback close, void *user) {
+    CURLcode result = curl_easy_setopt(handle, CURLOPT_OPENSOCKETFUNCTION, open);
+    if (result == CURLE_OK) result = curl_easy_setopt(handle, CURLOPT_OPENSOCKETDATA, user);
+    if (result == CURLE_OK) result = curl_easy_setopt(handle, CURLOPT_CLOSESOCKETFUNCTION, close);
+    if (result == CURLE_OK) result = curl_easy_setopt(handle, CURLOPT_CLOSESOCKETDATA, user);
+    return result;
+}
+
 static inline CURLcode peregrine_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return curl_easy_getinfo(handle, info, value);
 }
@@ -45,6 +63,10 @@ static inline CURLcode peregrine_easy_getinfo_offset(CURL *handle, CURLINFO info
 }
 
 static inline CURLcode peregrine_easy_getinfo_string(CURL *handle, CURLINFO info, char **value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+
+static inline CURLcode peregrine_easy_getinfo_socket(CURL *handle, CURLINFO info, curl_socket_t *value) {
     return curl_easy_getinfo(handle, info, value);
 }
 

@@ -5,6 +5,10 @@ import PeregrineCore
 import PeregrineTransport
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Owns the multi handle and the thread that drives it.
 ///
 /// Everything below `// MARK: Driver thread` runs only on that thread; other threads reach it
@@ -25,6 +29,7 @@ final class CurlDriver: @unchecked Sendable {
     // Driver-thread state.
     private var active: [TransferID: CurlTransfer] = [:]
     private var idleHandles: [UnsafeMutableRawPointer] = []
+    private let sockets = SocketRegistry()
 
     init(configuration: CurlTransport.Configuration) {
         CurlLibrary.initializeOnce()
@@ -167,6 +172,7 @@ final class CurlDriver: @unchecked Sendable {
         }
         let easy = idleHandles.popLast() ?? curl_easy_init()!
         transfer.easy = easy
+        transfer.sockets = sockets
         active[transfer.id] = transfer
         configure(easy, for: transfer)
         configuration.logger.debug("start \(transfer.id) \(transfer.request.method.rawValue) \(transfer.request.url)")
@@ -257,6 +263,19 @@ final class CurlDriver: @unchecked Sendable {
             _ = peregrine_easy_setopt_offset(easy, CURLOPT_MAX_RECV_SPEED_LARGE, curl_off_t(cap))
         }
         applyTrust(request.trust, to: easy)
+        _ = peregrine_easy_setopt_socket_callbacks(
+            easy,
+            { user, _, address in
+                let socket = peregrine_open_socket(address)
+                if socket >= 0 { Unmanaged<SocketRegistry>.fromOpaque(user!).takeUnretainedValue().opened(socket) }
+                return socket
+            },
+            { user, socket in
+                Unmanaged<SocketRegistry>.fromOpaque(user!).takeUnretainedValue().closed(socket)
+                return Glibc.close(socket)
+            },
+            Unmanaged.passUnretained(sockets).toOpaque()
+        )
 
         _ = peregrine_easy_setopt_data_callback(easy, CURLOPT_WRITEFUNCTION) { data, size, count, user in
             let transfer = Unmanaged<CurlTransfer>.fromOpaque(user!).takeUnretainedValue()

@@ -14,6 +14,8 @@ final class CurlTransfer: @unchecked Sendable {
     let sink: any TransferSink
     let events: @Sendable (TransferEvent) -> Void
 
+    /// The driver's open sockets, to find this transfer's connection.
+    var sockets: SocketRegistry?
     /// The easy handle while the transfer is in the multi handle.
     var easy: UnsafeMutableRawPointer?
     /// The request headers of the current hop; libcurl does not copy them.
@@ -118,8 +120,10 @@ final class CurlTransfer: @unchecked Sendable {
         if line.count <= 2, line.allSatisfy({ $0 == 0x0D || $0 == 0x0A }) {
             return headersComplete()
         }
-        var text = String(decoding: line, as: UTF8.self)
-        while text.last == "\n" || text.last == "\r" { text.removeLast() }
+        // Trim the line end as bytes: in Swift "\r\n" is one Character, equal to neither "\r" nor "\n".
+        var end = line.count
+        while end > 0, line[end - 1] == 0x0A || line[end - 1] == 0x0D { end -= 1 }
+        let text = String(decoding: UnsafeRawBufferPointer(rebasing: line[..<end]), as: UTF8.self)
         if let first = text.first, first == " " || first == "\t", let last = responseHeaders.fields.last {
             // An obsolete folded line continues the previous field.
             responseHeaders.replaceOrAdd(name: last.name, value: last.value + " " + text.trimmed)
@@ -138,11 +142,7 @@ final class CurlTransfer: @unchecked Sendable {
             return true
         }
         if RedirectPolicy.isRedirect(status: status) {
-            var location: UnsafeMutablePointer<CChar>?
-            _ = peregrine_easy_getinfo_string(easy, CURLINFO_REDIRECT_URL, &location)
-            // libcurl resolves a relative Location against the hop; its copy may keep the line end.
-            let target = (location.map { String(cString: $0) } ?? responseHeaders["Location"])?
-                .trimmingLineEnds()
+            let target = responseHeaders["Location"].map { RedirectPolicy.resolve(location: $0, against: hop) }
             switch request.redirects.decide(from: hop, to: target, status: status, hopsSoFar: redirectCount) {
             case .follow(let next):
                 pendingRedirect = Redirect(status: status, from: hop.string, to: next.string)
@@ -214,12 +214,34 @@ final class CurlTransfer: @unchecked Sendable {
             return 0
         }
         receivedBytes += Int64(bytes.count)
+        if receivedBytes == expectedBodyLength, connectionHasUnsolicitedBytes() {
+            // Checked now, while the connection is still this transfer's: once libcurl reports the
+            // end it may already have handed the connection to a waiting transfer.
+            sawExcessBytes = true
+        }
         let now = Self.monotonicNanoseconds()
         if now &- lastProgressNanoseconds >= progressIntervalNanoseconds {
             lastProgressNanoseconds = now
             reportProgress()
         }
         return bytes.count
+    }
+
+    /// Whether an HTTP/1.x connection holds bytes after a complete response: the server sent
+    /// more than its Content-Length in a later packet than libcurl's last read. (Bytes that
+    /// arrive later still are left to libcurl, which closes a connection found readable
+    /// before reusing it.)
+    /// Only plain http is checked: on TLS the socket may rightly hold records such as session tickets.
+    func connectionHasUnsolicitedBytes() -> Bool {
+        guard let easy, let sockets, hop.scheme == "http", let head, head.httpVersion.hasPrefix("1") else {
+            return false
+        }
+        var localPort = 0
+        guard peregrine_easy_getinfo_long(easy, CURLINFO_LOCAL_PORT, &localPort) == CURLE_OK,
+            let socket = sockets.socket(localPort: localPort)
+        else { return false }
+        var byte: UInt8 = 0
+        return recv(socket, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) > 0
     }
 
     /// Notes libcurl's informational text; the only one acted on is its report of extra bytes.
@@ -282,13 +304,5 @@ final class CurlTransfer: @unchecked Sendable {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)
         return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
-    }
-}
-
-extension String {
-    /// The string without leading and trailing spaces, tabs, carriage returns and line feeds.
-    fileprivate func trimmingLineEnds() -> String {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" || $0 == "\r\n" }
-        return String(drop(while: isSpace).reversed().drop(while: isSpace).reversed())
     }
 }

@@ -1,5 +1,11 @@
 import PeregrineCore
 
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
 /// Which redirects a transfer follows.
 ///
 /// Both backends follow redirects through ``decide(from:to:status:hopsSoFar:)``, so they agree on
@@ -24,6 +30,13 @@ public struct RedirectPolicy: Sendable, Hashable {
     /// The statuses that are followed as redirects.
     public static func isRedirect(status: Int) -> Bool {
         [301, 302, 303, 307, 308].contains(status)
+    }
+
+    /// Resolves a `Location` value against the URL that answered (RFC 3986 §5), so that
+    /// `/a`, `b?x=1` and `//host/c` become absolute. Both backends resolve through this.
+    public static func resolve(location: String, against base: DownloadURL) -> String {
+        let trimmed = location.trimmed
+        return URL(string: trimmed, relativeTo: base.url)?.absoluteString ?? trimmed
     }
 
     /// What to do with a redirect.

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Peregrine builds, tests and demonstrates with, when missing.
+# Usage: Scripts/install-dependencies.sh [extra packages...]
+set -euo pipefail
+
+packages=(
+    libcurl4-openssl-dev # the libcurl transport (CCurl)
+    libssl-dev           # OpenSSL's libcrypto (COpenSSL, hashes)
+    pkg-config           # how SwiftPM finds both
+    nginx-light          # the real server of the integration tests, demo and benchmarks
+    lighttpd             # Digest authentication tests
+    apache2-utils        # htdigest / htpasswd for lighttpd
+    openssl              # certificates made during the TLS tests
+    curl                 # the peer in benchmarks
+    ca-certificates
+    "$@"
+)
+
+missing=()
+for package in "${packages[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+        missing+=("$package")
+    fi
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "Installing Debian packages: ${missing[*]}"
+    sudo=""
+    if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

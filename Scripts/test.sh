@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Builds Peregrine, fails on any compiler warning in its own code, and runs every test:
+# unit tests, the Transport conformance suite on both backends, and the integration tests
+# against real nginx servers that the tests start on 127.0.0.1.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash Scripts/install-dependencies.sh
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+swift build --build-tests 2>&1 | tee "$log"
+if grep -E "^/.*/(Modules|Tests|Examples)/.*: warning:" "$log" | sort -u | grep .; then
+    echo "error: the build has warnings in Peregrine's own code (above); the project allows none." >&2
+    exit 1
+fi
+swift test --skip-build
