@@ -106,22 +106,36 @@ let package = Package(
         // launcher, certificate generation, and the Transport conformance scenarios.
         .target(
             name: "TestSupport",
-            dependencies: ["PeregrineTransport", "PeregrineMockTransport", "PeregrineVerification"],
+            dependencies: ["PeregrineCore", "PeregrineTransport", "PeregrineMockTransport", "PeregrineVerification"],
             path: "Tests/TestSupport"
         ),
 
         tests("PeregrineCoreTests", dependencies: ["PeregrineCore"]),
-        tests("PeregrineTransportTests", dependencies: ["PeregrineTransport"]),
-        tests("PeregrineMockTransportTests", dependencies: ["PeregrineMockTransport", "TestSupport"]),
-        tests("PeregrineCurlTransportTests", dependencies: ["PeregrineCurlTransport", "TestSupport"]),
+        tests("PeregrineTransportTests", dependencies: ["PeregrineCore", "PeregrineTransport"]),
+        tests(
+            "PeregrineMockTransportTests",
+            dependencies: ["PeregrineCore", "PeregrineTransport", "PeregrineMockTransport", "TestSupport"]
+        ),
+        tests(
+            "PeregrineCurlTransportTests",
+            dependencies: [
+                "PeregrineCore", "PeregrineTransport", "PeregrineCurlTransport", "PeregrineMockTransport",
+                "TestSupport",
+            ]
+        ),
         tests("PeregrineVerificationTests", dependencies: ["PeregrineVerification"]),
         tests(
             "TransportConformance",
-            dependencies: ["PeregrineCurlTransport", "PeregrineMockTransport", "TestSupport"]
+            dependencies: [
+                "PeregrineCore", "PeregrineTransport", "PeregrineCurlTransport", "PeregrineMockTransport",
+                "TestSupport",
+            ]
         ),
         tests(
             "IntegrationTests",
-            dependencies: ["PeregrineCurlTransport", "PeregrineVerification", "TestSupport"]
+            dependencies: [
+                "PeregrineCore", "PeregrineTransport", "PeregrineCurlTransport", "PeregrineVerification", "TestSupport",
+            ]
         ),
     ]
 )

@@ -30,7 +30,8 @@ public struct DownloadURL: Sendable, Hashable, CustomStringConvertible {
     ///   control characters.
     public init(_ string: String) throws(URLValidationError) {
         guard !string.isEmpty else { throw URLValidationError(.empty, string) }
-        if string.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) {
+        // C0 controls, space, DEL and the C1 controls U+0080…U+009F.
+        if string.unicodeScalars.contains(where: { $0.value <= 0x20 || (0x7F...0x9F).contains($0.value) }) {
             throw URLValidationError(.malformed, string, detail: "it contains white space or a control character")
         }
         guard let components = URLComponents(string: string), let url = components.url else {

@@ -93,6 +93,7 @@ public final class FileSink: TransferSink, @unchecked Sendable {
 
     public func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
         guard bytes.count > 0 else { return }
+        guard descriptor >= 0 else { throw SinkWriteError(errno: EBADF, message: "write to \(path) after close") }
         if let error = backgroundError.withLock({ $0 }) { throw error }
         if bufferedCount > 0, offset != batchStart + Int64(bufferedCount) {
             try finishBatch(keepingTail: false)
