@@ -45,18 +45,19 @@ final class ProgressBoard: Sendable {
         }
     }
 
+    // Every write to the terminal happens under the lock, so a redraw from one transfer can
+    // never land between another's clearing of the line and its "done" message.
     func update(_ slot: Int, _ progress: TransferProgress) {
-        let line: String? = state.withLock { state in
+        state.withLock { state in
             state.entries[slot]?.received = progress.receivedBytes
             state.entries[slot]?.expected = progress.expectedBytes
             let now = ContinuousClock.now
             // A terminal gets a redrawn line; a log gets a new line once a second.
             let interval: Duration = isTerminal ? .milliseconds(100) : .seconds(1)
-            guard isEnabled, now - state.lastDraw >= interval else { return nil }
+            guard isEnabled, now - state.lastDraw >= interval else { return }
             state.lastDraw = now
-            return render(state)
+            draw(render(state))
         }
-        if let line { draw(line) }
     }
 
     func end(_ slot: Int, success: String) { end(slot, message: "done  \(success)") }
@@ -64,21 +65,20 @@ final class ProgressBoard: Sendable {
     func end(_ slot: Int, failure: String) { end(slot, message: "FAILED  \(failure)", always: true) }
 
     private func end(_ slot: Int, message: String, always: Bool = false) {
-        let (line, elapsed) = state.withLock { state -> (String?, Duration) in
+        state.withLock { state in
             let elapsed = state.entries[slot].map { ContinuousClock.now - $0.started } ?? .zero
             state.entries[slot] = nil
             state.done += 1
-            return (state.entries.isEmpty ? nil : render(state), elapsed)
+            guard isEnabled || always else { return }
+            clearLine()
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            writeToStandardError("\(message) (\(ByteFormat.decimal(seconds, places: 2)) s)\n")
+            if isEnabled, !state.entries.isEmpty { draw(render(state)) }
         }
-        guard isEnabled || always else { return }
-        clearLine()
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        writeToStandardError("\(message) (\(ByteFormat.decimal(seconds, places: 2)) s)\n")
-        if let line { draw(line) }
     }
 
     func finish() {
-        if isEnabled { clearLine() }
+        state.withLock { _ in if isEnabled { clearLine() } }
     }
 
     private func render(_ state: State) -> String {
