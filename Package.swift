@@ -74,7 +74,7 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
-        module("PeregrineVerification", dependencies: ["PeregrineCore", "COpenSSL"]),
+        module("PeregrineVerification", dependencies: ["PeregrineCore", "PeregrineTransport", "COpenSSL"]),
 
         // The scheduler and the facade.
         module(
@@ -123,7 +123,10 @@ let package = Package(
                 "TestSupport",
             ]
         ),
-        tests("PeregrineVerificationTests", dependencies: ["PeregrineVerification"]),
+        tests(
+            "PeregrineVerificationTests",
+            dependencies: ["PeregrineVerification", "PeregrineCore", "PeregrineTransport", "TestSupport"]
+        ),
         tests(
             "TransportConformance",
             dependencies: [

@@ -2,6 +2,7 @@ import ArgumentParser
 import PeregrineCore
 import PeregrineCurlTransport
 import PeregrineTransport
+import PeregrineVerification
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -12,15 +13,20 @@ import PeregrineTransport
     import Glibc
 #endif
 
-/// `peregrine get URL... [-o DIR]`: downloads each URL into a directory with a live progress line.
+/// `peregrine get URL... [-o DIR] [--checksum ALGORITHM=HEX]...`: downloads each URL into a
+/// directory with a live progress line, verifying checksums while the bytes arrive.
 struct GetCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "get",
         abstract: "Download one or more URLs into a directory.",
         discussion: """
             Each file is written to a temporary file beside its destination and renamed into place only \
-            after a 2xx answer with the announced length; a failed download leaves nothing behind. \
-            The exit status is non-zero when any download failed.
+            after a 2xx answer with the announced length and, with --checksum, a matching digest; a failed \
+            download leaves nothing behind. The digest is computed while the file downloads, on a thread of \
+            its own: no second pass over the file. A file whose digest does not match never reaches its \
+            destination: it is kept as NAME.mismatch in the output directory (replacing an older one), or \
+            deleted with --delete-mismatched. The exit status is non-zero when any download failed or did \
+            not match.
             """
     )
 
@@ -48,13 +54,46 @@ struct GetCommand: AsyncParsableCommand {
     @Option(help: "The most redirects to follow.")
     var maxRedirects: Int = 10
 
+    @Option(
+        name: .customLong("checksum"),
+        help: ArgumentHelp(
+            "The expected digest, as ALGORITHM=HEX (e.g. sha256=9f86…; also ALGORITHM:HEX or sha-256=:BASE64:). "
+                + "Give it once per URL, in the order of the URLs.",
+            valueName: "algorithm=hex"))
+    var checksums: [String] = []
+
+    @Flag(help: "Delete a file whose checksum does not match instead of keeping it as NAME.mismatch.")
+    var deleteMismatched = false
+
     func validate() throws {
         guard parallel >= 1 else { throw ValidationError("--parallel must be at least 1") }
         guard maxRedirects >= 0 else { throw ValidationError("--max-redirects must not be negative") }
+        _ = try expectedChecksums()
+    }
+
+    /// The expected checksum of each URL, in order (nil when none was given); every spec is
+    /// checked here, before any download starts.
+    private func expectedChecksums() throws(ValidationError) -> [Checksum?] {
+        guard !checksums.isEmpty else { return urls.map { _ in nil } }
+        guard checksums.count == urls.count else {
+            throw ValidationError(
+                "give one --checksum per URL, in order: \(urls.count) URL\(urls.count == 1 ? "" : "s"), "
+                    + "\(checksums.count) checksum\(checksums.count == 1 ? "" : "s")")
+        }
+        var result: [Checksum?] = []
+        for spec in checksums {
+            do {
+                result.append(try Checksum(parsing: spec))
+            } catch {
+                throw ValidationError("--checksum \(spec.count > 80 ? String(spec.prefix(80)) + "…" : spec): \(error)")
+            }
+        }
+        return result
     }
 
     func run() async throws {
-        // Every URL is checked before any I/O.
+        // Every URL and checksum is checked before any I/O.
+        let expected = try expectedChecksums()
         var requests: [TransferRequest] = []
         for string in urls {
             do {
@@ -80,8 +119,9 @@ struct GetCommand: AsyncParsableCommand {
             var next = 0
             func launch() {
                 let request = requests[next]
+                let checksum = expected[next]
                 next += 1
-                group.addTask { await download(request, with: transport, board: board) }
+                group.addTask { await download(request, checksum: checksum, with: transport, board: board) }
             }
             while next < requests.count, next < parallel { launch() }
             for await succeeded in group {
@@ -96,30 +136,74 @@ struct GetCommand: AsyncParsableCommand {
         }
     }
 
+    /// The result of the digest computed while downloading; when it could not be computed there
+    /// (the transport wrote out of order), a second pass over the file.
+    private static func verify(_ hashing: HashingSink, file: String, against expected: Checksum) throws
+        -> VerificationResult
+    {
+        do {
+            return try hashing.verify(against: expected)
+        } catch  where error.code == .nonContiguousWrite {
+            return try FileVerifier().verify(fileAt: file, against: expected)
+        }
+    }
+
+    /// Keeps a mismatched download as `destination.mismatch` (or deletes it) and says which.
+    private func setAside(_ partial: String, as destination: String) -> String {
+        let policy: MismatchedFilePolicy = deleteMismatched ? .delete : .keepAside
+        guard let aside = policy.asidePath(forDestination: destination) else {
+            unlink(partial)
+            return "the file was deleted"
+        }
+        guard rename(partial, aside) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(partial)
+            return "the file was deleted (cannot keep it as \(aside): \(reason))"
+        }
+        return "the file was kept as \(aside)"
+    }
+
     private var trustPolicy: TrustPolicy {
         if insecure { return .insecure }
         let authorities: TrustPolicy.Authorities = cacert.map { .file(path: $0) } ?? .system
         return TrustPolicy(authorities: authorities, pinnedPublicKeySHA256: pin)
     }
 
-    /// Downloads one URL to a temporary file and renames it into place; returns whether it succeeded.
-    private func download(_ request: TransferRequest, with transport: CurlTransport, board: ProgressBoard) async -> Bool
-    {
+    /// Downloads one URL to a temporary file, checks its digest when one is expected, and renames
+    /// it into place; returns whether it succeeded.
+    private func download(
+        _ request: TransferRequest,
+        checksum: Checksum?,
+        with transport: CurlTransport,
+        board: ProgressBoard
+    ) async -> Bool {
         let directory = output.hasSuffix("/") ? output : output + "/"
         let name = FileNaming.fileName(for: request.url)
         let partial = directory + ".\(name).\(UInt32.random(in: 0...UInt32.max)).part"
         let slot = board.begin(name)
         do {
-            let sink = try FileSink(path: partial)
-            let summary = try await transport.download(request, to: sink) { progress in
+            let file = try FileSink(path: partial)
+            // With a checksum, the bytes are hashed on their own thread while they are written.
+            let hashing = try checksum.map { expected throws(VerificationError) in
+                try HashingSink(expected.algorithm, wrapping: file)
+            }
+            let summary = try await transport.download(request, to: hashing ?? file) { progress in
                 board.update(slot, progress)
             }
-            try sink.close()
+            try file.close()
+            var verified = ""
+            if let checksum, let hashing {
+                let result = try Self.verify(hashing, file: partial, against: checksum)
+                if case .mismatch = result {
+                    throw CommandFailure("\(request.url): \(result); \(setAside(partial, as: directory + name))")
+                }
+                verified = ", \(checksum.algorithm) verified"
+            }
             let destination = FileNaming.freePath(for: name, in: directory)
             guard rename(partial, destination) == 0 else {
                 throw CommandFailure("cannot move the download to \(destination): \(String(cString: strerror(errno)))")
             }
-            board.end(slot, success: "\(ByteFormat.size(summary.receivedBytes)) → \(destination)")
+            board.end(slot, success: "\(ByteFormat.size(summary.receivedBytes)) → \(destination)\(verified)")
             return true
         } catch {
             unlink(partial)

@@ -5,7 +5,7 @@ import ArgumentParser
 struct PeregrineCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "peregrine",
-        abstract: "Download files with Peregrine.",
-        subcommands: [GetCommand.self]
+        abstract: "Download files with Peregrine, and verify their checksums.",
+        subcommands: [GetCommand.self, VerifyCommand.self]
     )
 }

@@ -11,6 +11,7 @@ public struct ByteRange: Sendable, Hashable, CustomStringConvertible {
     public init(start: Int64, end: Int64? = nil) {
         precondition(start >= 0, "a byte range starts at or after zero")
         precondition(end.map { $0 >= start } ?? true, "a byte range ends at or after its start")
+        precondition(end.map { $0 < Int64.max } ?? true, "a byte range ends before Int64.max")
         self.start = start
         self.end = end
     }
@@ -57,7 +58,7 @@ public struct ContentRange: Sendable, Hashable, CustomStringConvertible {
         if lengthText == "*" {
             completeLength = nil
         } else {
-            guard let length = Int64(lengthText), length >= 0 else { return nil }
+            guard let length = Int64(decimalDigits: lengthText) else { return nil }
             completeLength = length
         }
         let rangeText = parts[0].trimmingCharacters(in: " ")
@@ -68,8 +69,10 @@ public struct ContentRange: Sendable, Hashable, CustomStringConvertible {
             return
         }
         let bounds = rangeText.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
-        guard bounds.count == 2, let first = Int64(bounds[0]), let last = Int64(bounds[1]),
-            first >= 0, last >= first
+        // `last < Int64.max` keeps `length` (last - first + 1) from overflowing.
+        guard bounds.count == 2, let first = Int64(decimalDigits: bounds[0]),
+            let last = Int64(decimalDigits: bounds[1]),
+            last >= first, last < Int64.max
         else { return nil }
         if let completeLength, last >= completeLength { return nil }
         self.first = first
@@ -85,6 +88,17 @@ public struct ContentRange: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         let range = first.map { "\($0)-\(last ?? $0)" } ?? "*"
         return "bytes \(range)/\(completeLength.map(String.init) ?? "*")"
+    }
+}
+
+extension Int64 {
+    /// Parses ASCII digits only — no sign, no spaces — as HTTP's length fields require
+    /// (RFC 9110 §8.6, §14.4); nil when empty, anything else, or too large.
+    package init?(decimalDigits text: some StringProtocol) {
+        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let value = Int64(text) else {
+            return nil
+        }
+        self = value
     }
 }
 

@@ -50,6 +50,10 @@ public struct DownloadURL: Sendable, Hashable, CustomStringConvertible {
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         guard !host.isEmpty else { throw URLValidationError(.missingHost, string) }
         let defaultPort = scheme == "https" ? 443 : 80
+        // URLComponents reports an overflowing port as no port at all.
+        if components.port == nil, let range = components.rangeOfPort, !string[range].isEmpty {
+            throw URLValidationError(.invalidPort, string, detail: "port \(string[range])")
+        }
         if let port = components.port, !(1...65535).contains(port) {
             throw URLValidationError(.invalidPort, string, detail: "port \(port)")
         }

@@ -85,7 +85,8 @@ public final class FileSink: TransferSink, @unchecked Sendable {
     }
 
     deinit {
-        queue?.sync {}
+        // Every background job holds the sink, so none is pending here (and this may run on the
+        // queue itself, where waiting for it would deadlock).
         if descriptor >= 0 { _ = systemClose(descriptor) }
         if directDescriptor >= 0 { _ = systemClose(directDescriptor) }
         for buffer in buffers { buffer.deallocate() }
@@ -94,6 +95,9 @@ public final class FileSink: TransferSink, @unchecked Sendable {
     public func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
         guard bytes.count > 0 else { return }
         guard descriptor >= 0 else { throw SinkWriteError(errno: EBADF, message: "write to \(path) after close") }
+        guard offset >= 0 else {
+            throw SinkWriteError(errno: EINVAL, message: "write to \(path) at negative offset \(offset)")
+        }
         if let error = backgroundError.withLock({ $0 }) { throw error }
         if bufferedCount > 0, offset != batchStart + Int64(bufferedCount) {
             try finishBatch(keepingTail: false)
@@ -139,6 +143,8 @@ public final class FileSink: TransferSink, @unchecked Sendable {
     public func close() throws(SinkWriteError) {
         guard descriptor >= 0 else { return }
         defer {
+            // A background write may still run (also when flush threw early): let it end first.
+            queue?.sync {}
             _ = systemClose(descriptor)
             descriptor = -1
             if directDescriptor >= 0 { _ = systemClose(directDescriptor) }
@@ -163,6 +169,8 @@ public final class FileSink: TransferSink, @unchecked Sendable {
 
         guard end > options.backgroundThreshold else {
             bufferedCount = 0
+            // An earlier background write must not land after (and over) this one.
+            queue?.sync {}
             try writeAll(descriptor, buffer.baseAddress! + lead, count: Int(end - start), at: start)
             return
         }
@@ -253,7 +261,8 @@ public final class FileSink: TransferSink, @unchecked Sendable {
         triedDirectIO = true
         #if os(Linux)
             // A file system without direct I/O (tmpfs) refuses the open with EINVAL: stay buffered.
-            directDescriptor = open(path, O_WRONLY | O_CLOEXEC | linuxODirect)
+            // Through the open descriptor, not the path: the file may have been renamed meanwhile.
+            directDescriptor = open("/proc/self/fd/\(descriptor)", O_WRONLY | O_CLOEXEC | linuxODirect)
         #endif
         return directDescriptor
     }

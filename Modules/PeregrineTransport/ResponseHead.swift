@@ -21,8 +21,7 @@ public struct ResponseHead: Sendable, Hashable {
 
     /// `Content-Length`, when present and valid; for a 206, the length of the range.
     public var contentLength: Int64? {
-        guard let text = headers["Content-Length"]?.trimmed, let value = Int64(text), value >= 0 else { return nil }
-        return value
+        headers["Content-Length"].flatMap { Int64(decimalDigits: $0.trimmed) }
     }
 
     /// The `ETag`, quotes included.

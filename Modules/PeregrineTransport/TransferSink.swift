@@ -40,6 +40,8 @@ public final class MemorySink: TransferSink {
     public init(limit: Int = 64 << 20) { self.limit = limit }
 
     public func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
+        guard bytes.count > 0 else { return }
+        guard offset >= 0 else { throw SinkWriteError(errno: 22, message: "write at negative offset \(offset)") }  // EINVAL
         try storage.withLock { storage in
             let end = Int(offset) + bytes.count
             guard end <= limit else {

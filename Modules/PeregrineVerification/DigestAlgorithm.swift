@@ -6,6 +6,7 @@ public enum DigestAlgorithm: String, Sendable, Hashable, CaseIterable, CustomStr
     case sha256
     case sha384
     case sha512
+    case sha512_256 = "sha512-256"
     case sha3_256 = "sha3-256"
     case sha3_512 = "sha3-512"
     case blake2b512
@@ -19,6 +20,7 @@ public enum DigestAlgorithm: String, Sendable, Hashable, CaseIterable, CustomStr
         case .sha256: "SHA256"
         case .sha384: "SHA384"
         case .sha512: "SHA512"
+        case .sha512_256: "SHA512-256"
         case .sha3_256: "SHA3-256"
         case .sha3_512: "SHA3-512"
         case .blake2b512: "BLAKE2B512"
@@ -31,7 +33,7 @@ public enum DigestAlgorithm: String, Sendable, Hashable, CaseIterable, CustomStr
         case .md5: 16
         case .sha1: 20
         case .sha224: 28
-        case .sha256, .sha3_256: 32
+        case .sha256, .sha512_256, .sha3_256: 32
         case .sha384: 48
         case .sha512, .sha3_512, .blake2b512: 64
         }

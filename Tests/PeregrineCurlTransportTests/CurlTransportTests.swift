@@ -106,8 +106,9 @@ struct CurlTransportTests {
 
     @Test func cancelFromAnotherThreadEndsTheTransfer() async throws {
         let fixture = try Fixture()
+        // The server stalls after 1 MiB, so the cancel is what ends the transfer, however slow the machine.
         let body = MockBody.generated(seed: 9, count: 8 << 20)
-        fixture.routes.setRoute(MockRoute.file(body).throttled(toBytesPerSecond: 4 << 20), for: "/slow")
+        fixture.routes.setRoute(MockRoute.file(body).faulting(.stallAfter(bytes: 1 << 20)), for: "/slow")
         let progressed = AsyncStream<Void>.makeStream()
         let recorder = TransferRecorder { event in
             if case .progress = event { progressed.continuation.yield() }
@@ -126,7 +127,7 @@ struct CurlTransportTests {
     @Test func shutdownCancelsRunningTransfersAndLaterStarts() async throws {
         let fixture = try Fixture()
         fixture.routes.setRoute(
-            MockRoute.file(.generated(seed: 3, count: 8 << 20)).throttled(toBytesPerSecond: 1 << 20),
+            MockRoute.file(.generated(seed: 3, count: 8 << 20)).faulting(.stallAfter(bytes: 1 << 20)),
             for: "/slow"
         )
         let running = TransferRecorder()
