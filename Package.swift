@@ -65,7 +65,7 @@ let package = Package(
         // The list model, thumbnails, authentication.
         module("PeregrineSorting", dependencies: ["PeregrineCore"]),
         module("PeregrineThumbnails", dependencies: ["PeregrineCore"]),
-        module("PeregrineAuth", dependencies: ["PeregrineCore"]),
+        module("PeregrineAuth", dependencies: ["PeregrineCore", "PeregrineTransport", "PeregrineVerification"]),
 
         // Verification through OpenSSL's EVP interface.
         .systemLibrary(
@@ -96,7 +96,7 @@ let package = Package(
         .executableTarget(
             name: "peregrine",
             dependencies: [
-                "PeregrineCurlTransport", "PeregrineVerification",
+                "PeregrineCurlTransport", "PeregrineVerification", "PeregrineAuth",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Examples/peregrine"
@@ -126,6 +126,14 @@ let package = Package(
         tests(
             "PeregrineVerificationTests",
             dependencies: ["PeregrineVerification", "PeregrineCore", "PeregrineTransport", "TestSupport"]
+        ),
+        tests(
+            "PeregrineAuthTests",
+            dependencies: [
+                "PeregrineAuth", "PeregrineCore", "PeregrineTransport", "PeregrineMockTransport",
+                "PeregrineCurlTransport",
+                "PeregrineVerification", "TestSupport",
+            ]
         ),
         tests(
             "TransportConformance",

@@ -1,4 +1,5 @@
 import ArgumentParser
+import PeregrineAuth
 import PeregrineCore
 import PeregrineCurlTransport
 import PeregrineTransport
@@ -65,10 +66,42 @@ struct GetCommand: AsyncParsableCommand {
     @Flag(help: "Delete a file whose checksum does not match instead of keeping it as NAME.mismatch.")
     var deleteMismatched = false
 
+    @Option(
+        name: [.customShort("u"), .long], help: "Credentials as NAME:PASSWORD, answered to Basic or Digest challenges.")
+    var user: String?
+
+    @Option(help: "Which authentication schemes to answer: basic, digest or any.")
+    var auth: String = "any"
+
+    @Flag(help: "Allow credentials over plain http (they are sent only over https otherwise).")
+    var authOverHTTP = false
+
     func validate() throws {
         guard parallel >= 1 else { throw ValidationError("--parallel must be at least 1") }
         guard maxRedirects >= 0 else { throw ValidationError("--max-redirects must not be negative") }
         _ = try expectedChecksums()
+        guard AuthenticationScheme.schemes(named: auth) != nil else {
+            throw ValidationError("--auth takes basic, digest or any, not \(auth)")
+        }
+        if let user, !user.contains(":") { throw ValidationError("--user takes NAME:PASSWORD") }
+    }
+
+    /// The transport: libcurl, wrapped in the Basic/Digest retrier when credentials were given.
+    private func makeTransport(for requests: [TransferRequest]) -> (any Transport, shutdown: () -> Void) {
+        let curl = CurlTransport()
+        guard let user else { return (curl, curl.shutdown) }
+        let separator = user.firstIndex(of: ":")!
+        let credential = Credential(
+            user: String(user[..<separator]), password: String(user[user.index(after: separator)...]))
+        let store = CredentialStore()
+        for request in requests { store.set(credential, for: ProtectionSpace(url: request.url)) }
+        let configuration = AuthenticatingTransport.Configuration(
+            allowedSchemes: AuthenticationScheme.schemes(named: auth) ?? Set(AuthenticationScheme.allCases),
+            plainHTTPHosts: authOverHTTP ? Set(requests.map(\.url.host)) : []
+        )
+        return (
+            AuthenticatingTransport(wrapping: curl, credentials: store, configuration: configuration), curl.shutdown
+        )
     }
 
     /// The expected checksum of each URL, in order (nil when none was given); every spec is
@@ -111,8 +144,8 @@ struct GetCommand: AsyncParsableCommand {
         }
         if insecure { printError("warning: TLS certificate checks are off") }
 
-        let transport = CurlTransport()
-        defer { transport.shutdown() }
+        let (transport, shutdown) = makeTransport(for: requests)
+        defer { shutdown() }
         let board = ProgressBoard(total: requests.count, isEnabled: !quiet)
         let failures = await withTaskGroup(of: Bool.self) { group in
             var failures = 0
@@ -174,7 +207,7 @@ struct GetCommand: AsyncParsableCommand {
     private func download(
         _ request: TransferRequest,
         checksum: Checksum?,
-        with transport: CurlTransport,
+        with transport: any Transport,
         board: ProgressBoard
     ) async -> Bool {
         let directory = output.hasSuffix("/") ? output : output + "/"
