@@ -135,6 +135,7 @@ let package = Package(
                 "PeregrineVerification", "TestSupport",
             ]
         ),
+        tests("PeregrineSortingTests", dependencies: ["PeregrineSorting", "PeregrineCore"]),
         tests(
             "TransportConformance",
             dependencies: [
