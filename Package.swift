@@ -64,7 +64,15 @@ let package = Package(
 
         // The list model, thumbnails, authentication.
         module("PeregrineSorting", dependencies: ["PeregrineCore"]),
-        module("PeregrineThumbnails", dependencies: ["PeregrineCore"]),
+        module(
+            "PeregrineThumbnails", dependencies: ["PeregrineCore", "CTurboJPEG", "CPNG"], resources: [.copy("Icons")]),
+        .systemLibrary(
+            name: "CTurboJPEG",
+            path: "Modules/CTurboJPEG",
+            pkgConfig: "libturbojpeg",
+            providers: [.apt(["libturbojpeg0-dev"])]
+        ),
+        .systemLibrary(name: "CPNG", path: "Modules/CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         module("PeregrineAuth", dependencies: ["PeregrineCore", "PeregrineTransport", "PeregrineVerification"]),
 
         // Verification through OpenSSL's EVP interface.
@@ -136,6 +144,7 @@ let package = Package(
             ]
         ),
         tests("PeregrineSortingTests", dependencies: ["PeregrineSorting", "PeregrineCore"]),
+        tests("PeregrineThumbnailsTests", dependencies: ["PeregrineThumbnails", "PeregrineCore"]),
         tests(
             "TransportConformance",
             dependencies: [

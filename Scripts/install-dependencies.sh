@@ -6,6 +6,9 @@ set -euo pipefail
 packages=(
     libcurl4-openssl-dev # the libcurl transport (CCurl)
     libssl-dev           # OpenSSL's libcrypto (COpenSSL, hashes)
+    libturbojpeg0-dev    # JPEG thumbnails (CTurboJPEG)
+    libpng-dev           # PNG thumbnails and icons (CPNG)
+    ffmpeg               # video thumbnails (found at run time; their tests need it)
     pkg-config           # how SwiftPM finds both
     nginx-light          # the real server of the integration tests, demo and benchmarks
     lighttpd             # Digest authentication tests

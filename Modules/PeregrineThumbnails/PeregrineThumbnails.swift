@@ -1,4 +1,3 @@
-// This target holds file kinds, type icons and thumbnails (issue 8).
-// Until that lands it re-exports what it builds on, so that the package layout, products and
-// dependency graph are final and users can already depend on it.
+// File kinds, type icons, image and video thumbnails, and their caches (issue 8).
+// Re-exports the core value types the API speaks in (`FileKind`).
 @_exported import PeregrineCore
