@@ -146,6 +146,13 @@ let package = Package(
         tests("PeregrineSortingTests", dependencies: ["PeregrineSorting", "PeregrineCore"]),
         tests("PeregrineThumbnailsTests", dependencies: ["PeregrineThumbnails", "PeregrineCore"]),
         tests(
+            "PeregrineEngineTests",
+            dependencies: [
+                "PeregrineEngine", "PeregrineCore", "PeregrineTransport", "PeregrineMockTransport",
+                "PeregrineCurlTransport", "TestSupport",
+            ]
+        ),
+        tests(
             "TransportConformance",
             dependencies: [
                 "PeregrineCore", "PeregrineTransport", "PeregrineCurlTransport", "PeregrineMockTransport",

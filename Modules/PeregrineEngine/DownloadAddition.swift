@@ -1,0 +1,31 @@
+import PeregrineCore
+
+/// What ``DownloadEngine/download(_:in:completion:)`` did with each URL: added, a duplicate of
+/// a task already there (or earlier in the same call), or invalid. Rejected URLs changed nothing.
+public struct DownloadAddition: Sendable, Hashable {
+    /// A URL that names the same download as an existing task.
+    public struct Duplicate: Sendable, Hashable {
+        /// The URL string given.
+        public var urlString: String
+        /// The key of the task it duplicates (equal after normalisation).
+        public var existingURLString: String
+    }
+
+    /// A URL that was refused before any I/O.
+    public struct Invalid: Sendable, Hashable {
+        /// The URL string given.
+        public var urlString: String
+        /// Why it was refused.
+        public var error: URLValidationError
+    }
+
+    /// The URL strings of the new tasks, in the order given.
+    public var added: [String] = []
+    /// The duplicates, in the order given.
+    public var duplicates: [Duplicate] = []
+    /// The invalid URLs, in the order given.
+    public var invalid: [Invalid] = []
+
+    /// Creates an empty result.
+    public init() {}
+}

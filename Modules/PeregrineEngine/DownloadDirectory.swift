@@ -1,0 +1,223 @@
+import PeregrineCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The directory an engine downloads into, and every file operation it does there.
+///
+/// Names given to it must come from ``FileNameSanitizer`` (or ``temporaryName()``); each
+/// operation checks again that the resolved path stays inside the directory and refuses it
+/// otherwise. Existence checks never follow symbolic links, and placing a file never writes
+/// through one.
+public struct DownloadDirectory: Sendable, Hashable, CustomStringConvertible {
+    /// The directory's absolute, resolved path (symbolic links resolved), without a trailing slash.
+    public let path: String
+
+    /// Uses `path` as the download directory, creating it (and its parents) when missing.
+    ///
+    /// - Throws: ``EngineError`` with ``EngineError/Code/directoryUnavailable``.
+    public init(path: String) throws(EngineError) {
+        guard !path.isEmpty else { throw EngineError(.directoryUnavailable, "the download directory path is empty") }
+        try Self.makeDirectories(path)
+        guard let resolved = Self.realPath(path) else {
+            throw EngineError(.directoryUnavailable, "cannot resolve \(path): \(Self.errorText(errno))")
+        }
+        var status = stat()
+        guard stat(resolved, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else {
+            throw EngineError(.directoryUnavailable, "\(resolved) is not a directory")
+        }
+        self.path = resolved
+    }
+
+    public var description: String { path }
+
+    /// A fresh hidden name for a temporary file: `.peregrine-<16 random hex digits>.part`.
+    public static func temporaryName() -> String {
+        temporaryName(UInt64.random(in: 0...UInt64.max))
+    }
+
+    /// The hidden temporary name for a 64-bit value: `.peregrine-<16 hex digits>.part`.
+    public static func temporaryName(_ value: UInt64) -> String {
+        let hex = String(value, radix: 16)
+        return ".peregrine-" + String(repeating: "0", count: 16 - hex.count) + hex + ".part"
+    }
+
+    /// The absolute path of `name` inside the directory, or nil when `name` is not a single
+    /// safe component (empty, `.`, `..`, a separator or NUL) — so no path ever leaves it.
+    public func location(of name: String) -> String? {
+        // One component, so the lexical parent of the result is the directory itself.
+        var count = 0
+        var dots = 0
+        for byte in name.utf8 {
+            if byte == UInt8(ascii: "/") || byte == 0 { return nil }
+            if byte == UInt8(ascii: ".") { dots += 1 }
+            count += 1
+        }
+        guard count > 0, count <= FileNameSanitizer.maximumByteCount, !(dots == count && count <= 2) else { return nil }
+        return path + "/" + name
+    }
+
+    /// Whether an entry of this name exists (a dangling symbolic link counts).
+    public func exists(_ name: String) -> Bool {
+        guard let full = location(of: name) else { return false }
+        var status = stat()
+        return lstat(full, &status) == 0
+    }
+
+    /// The size of a regular file of this name, or nil when there is none.
+    public func size(of name: String) -> Int64? {
+        guard let full = location(of: name) else { return nil }
+        var status = stat()
+        guard lstat(full, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
+        return Int64(status.st_size)
+    }
+
+    /// Removes a file of this name; a missing file is not an error.
+    @discardableResult
+    public func remove(_ name: String) -> Bool {
+        guard let full = location(of: name) else { return false }
+        return unlink(full) == 0 || errno == ENOENT
+    }
+
+    /// Cuts (or extends) a file to `length` bytes, creating it when missing.
+    func truncate(_ name: String, to length: Int64) throws(FailureReason) {
+        guard let full = location(of: name) else { throw Self.unsafe(name) }
+        let fd = open(full, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        guard fd >= 0 else { throw Self.failure(errno, "cannot open \(full)") }
+        defer { _ = close(fd) }
+        guard ftruncate(fd, off_t(length)) == 0 else { throw Self.failure(errno, "cannot truncate \(full)") }
+    }
+
+    /// Creates an empty file (truncating one that exists), without following a symbolic link.
+    func createEmpty(_ name: String) throws(FailureReason) {
+        guard let full = location(of: name) else { throw Self.unsafe(name) }
+        let fd = open(full, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        guard fd >= 0 else { throw Self.failure(errno, "cannot create \(full)") }
+        _ = close(fd)
+    }
+
+    /// The outcome of placing a finished file.
+    enum Placement: Sendable, Hashable {
+        /// The file is in place under this name.
+        case placed(String)
+        /// The name is taken and the policy is ``FileConflictPolicy/skip``; nothing moved.
+        case skipped
+    }
+
+    /// Moves the temporary file `temporary` (or, when nil, a new empty file) to `name`,
+    /// following `policy` when the name is taken.
+    ///
+    /// ``FileConflictPolicy/rename`` never replaces anything: it links the file under the first
+    /// free name (`link` fails on an existing name, so two processes cannot race to it) and then
+    /// unlinks the temporary name. `counters` remembers the last number used per name, so a
+    /// thousand files of the same name cost no quadratic search.
+    func place(
+        temporary: String?, as name: String, policy: FileConflictPolicy, counters: inout [String: Int]
+    ) throws(FailureReason) -> Placement {
+        guard location(of: name) != nil else { throw Self.unsafe(name) }
+        switch policy {
+        case .replace:
+            let source: String
+            if let temporary {
+                source = temporary
+            } else {
+                source = Self.temporaryName()
+                try createEmpty(source)
+            }
+            try move(source, to: name)
+            return .placed(name)
+        case .skip:
+            if exists(name) { return .skipped }
+            return try placeExclusively(temporary: temporary, as: name) ? .placed(name) : .skipped
+        case .rename:
+            if try placeExclusively(temporary: temporary, as: name) { return .placed(name) }
+            let parts = FileNameParts(name)
+            var number = counters[name] ?? 0
+            while true {
+                number += 1
+                let candidate = parts.numbered(number)
+                if try placeExclusively(temporary: temporary, as: candidate) {
+                    counters[name] = number
+                    return .placed(candidate)
+                }
+                if number > 1_000_000 { throw FailureReason(.fileSystem, message: "no free name for \(name)") }
+            }
+        }
+    }
+
+    /// Puts the file under `name` unless that name exists; false when it does.
+    private func placeExclusively(temporary: String?, as name: String) throws(FailureReason) -> Bool {
+        guard let target = location(of: name) else { throw Self.unsafe(name) }
+        guard let temporary else {
+            let fd = open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+            if fd >= 0 {
+                _ = close(fd)
+                return true
+            }
+            if errno == EEXIST { return false }
+            throw Self.failure(errno, "cannot create \(target)")
+        }
+        guard let source = location(of: temporary) else { throw Self.unsafe(temporary) }
+        if link(source, target) == 0 {
+            _ = unlink(source)
+            return true
+        }
+        let code = errno
+        if code == EEXIST { return false }
+        // A file system without hard links: check, then rename (a small race, but no data lost
+        // to it that `link` would have kept).
+        guard [EPERM, EXDEV, EMLINK, ENOTSUP, EOPNOTSUPP, ENOSYS].contains(code) else {
+            throw Self.failure(code, "cannot link \(source) to \(target)")
+        }
+        if exists(name) { return false }
+        guard rename(source, target) == 0 else { throw Self.failure(errno, "cannot rename \(source) to \(target)") }
+        return true
+    }
+
+    /// Renames `source` to `name`, replacing what is there.
+    private func move(_ source: String, to name: String) throws(FailureReason) {
+        guard let from = location(of: source), let target = location(of: name) else { throw Self.unsafe(name) }
+        guard rename(from, target) == 0 else { throw Self.failure(errno, "cannot rename \(from) to \(target)") }
+    }
+
+    /// `fsync`s the directory, so that a rename survives a crash.
+    func synchronize() {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        _ = fsync(fd)
+        _ = close(fd)
+    }
+
+    // MARK: Helpers
+
+    private static func makeDirectories(_ path: String) throws(EngineError) {
+        var prefix = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/") {
+            prefix += "/" + component
+            if mkdir(prefix, 0o755) != 0, errno != EEXIST {
+                throw EngineError(.directoryUnavailable, "cannot create \(prefix): \(errorText(errno))")
+            }
+        }
+    }
+
+    private static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    static func errorText(_ code: Int32) -> String { String(cString: strerror(code)) }
+
+    static func failure(_ code: Int32, _ what: String) -> FailureReason {
+        FailureReason(code == ENOSPC ? .diskFull : .fileSystem, message: "\(what): \(errorText(code))")
+    }
+
+    private static func unsafe(_ name: String) -> FailureReason {
+        FailureReason(.fileSystem, message: "refused a file name that would leave the download directory: \(name)")
+    }
+}

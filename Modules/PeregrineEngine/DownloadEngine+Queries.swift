@@ -1,0 +1,188 @@
+import PeregrineCore
+import PeregrineTransport
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+extension DownloadEngine {
+    /// A task's state; ``DownloadState/notInList`` for an unknown URL string.
+    public func state(ofTask urlString: String) -> DownloadState {
+        state.withLock { $0.tasks[urlString]?.machine.state ?? .notInList }
+    }
+
+    /// Whether a task waits in its list's queue.
+    public func isWaiting(_ urlString: String) -> Bool {
+        state.withLock { $0.tasks[urlString]?.machine.isWaiting ?? false }
+    }
+
+    /// A task as it is now, or nil for an unknown URL string.
+    public func task(_ urlString: String) -> DownloadTaskSnapshot? {
+        state.withLock { state in state.tasks[urlString].map(Self.snapshot) }
+    }
+
+    /// The tasks of a list (or of every list) in list order.
+    public func tasks(in list: DownloadListKey? = nil) -> [DownloadTaskSnapshot] {
+        state.withLock { state in state.keys(in: list).compactMap { state.tasks[$0].map(Self.snapshot) } }
+    }
+
+    /// The URL strings of a list's tasks (or of every task) in list order.
+    public func urlStrings(in list: DownloadListKey? = nil) -> [String] {
+        state.withLock { $0.keys(in: list) }
+    }
+
+    /// The records of every task in list order: what a store saves as a snapshot.
+    public func records() -> [DownloadTaskRecord] {
+        state.withLock { state in state.keys(in: nil).compactMap { state.tasks[$0]?.record } }
+    }
+
+    /// The tasks waiting in a list's queue, first to start first.
+    public func waitingTasks(in list: DownloadListKey = .default) -> [String] {
+        state.withLock { state in
+            state.keys(in: list).filter { state.tasks[$0]?.machine.isWaiting == true }
+        }
+    }
+
+    /// The tasks holding a slot of a list (downloading, or paused with their connection), in list order.
+    public func slotHolders(in list: DownloadListKey = .default) -> [String] {
+        state.withLock { state in
+            state.keys(in: list).filter { state.tasks[$0]?.machine.holdsSlot == true }
+        }
+    }
+
+    /// The finished file's absolute path; nil unless the task is finished and the file exists.
+    public func filePath(ofTask urlString: String) -> String? {
+        let name = state.withLock { state -> String? in
+            guard let entry = state.tasks[urlString], entry.machine.state == .finished else { return nil }
+            return entry.record.fileName
+        }
+        guard let name, directory.exists(name) else { return nil }
+        return directory.location(of: name)
+    }
+
+    /// The finished file's URL; nil unless the task is finished and the file exists.
+    public func fileURL(ofTask urlString: String) -> URL? {
+        filePath(ofTask: urlString).map { URL(filePath: $0, directoryHint: .notDirectory) }
+    }
+
+    /// Whether the task is finished and its file exists.
+    public func isFileExisted(ofTask urlString: String) -> Bool { filePath(ofTask: urlString) != nil }
+
+    /// The absolute path of the task's temporary file (which may not exist yet).
+    public func temporaryFilePath(ofTask urlString: String) -> String? {
+        state.withLock { $0.tasks[urlString]?.record.temporaryFileName }.flatMap(directory.location(of:))
+    }
+
+    /// The name to show: the file's name (from the server once it answered, else from the
+    /// URL), without its extension when ``hiddenFileExtension`` is on; nil for an unknown task.
+    public func fileDisplayName(ofTask urlString: String) -> String? {
+        state.withLock { state -> String? in
+            guard let entry = state.tasks[urlString] else { return nil }
+            let name =
+                entry.record.fileName ?? entry.record.preferredFileName.flatMap(FileNameSanitizer.clean)
+                ?? SuggestedFileName.make(for: entry.url)
+            guard state.hiddenFileExtension, let dot = name.lastIndex(of: "."), dot != name.startIndex else {
+                return name
+            }
+            return String(name[..<dot])
+        }
+    }
+
+    /// The kind of the task's file, from the configured classifier; nil for an unknown task.
+    public func fileKind(ofTask urlString: String) -> FileKind? {
+        let details = state.withLock { state -> (String, String?)? in
+            guard let entry = state.tasks[urlString] else { return nil }
+            return (entry.record.fileName ?? SuggestedFileName.make(for: entry.url), entry.record.mimeType)
+        }
+        return details.map { configuration.fileKindClassifier($0.0, $0.1) }
+    }
+
+    /// The file's size in bytes; -1 when unknown or for an unknown task.
+    public func fileByteCount(ofTask urlString: String) -> Int64 {
+        state.withLock { $0.tasks[urlString]?.record.expectedLength ?? -1 }
+    }
+
+    /// The bytes of the file received so far; -1 for an unknown task.
+    public func receivedByteCount(ofTask urlString: String) -> Int64 {
+        state.withLock { $0.tasks[urlString]?.receivedBytes ?? -1 }
+    }
+
+    /// Progress in 0…1: 1 when finished, 0 when the size is unknown, -1 for an unknown task.
+    public func downloadProgress(ofTask urlString: String) -> Float {
+        state.withLock { state in
+            guard let entry = state.tasks[urlString] else { return -1 }
+            if entry.machine.state == .finished { return 1 }
+            guard let expected = entry.record.expectedLength, expected > 0 else { return 0 }
+            return Float(min(1, Double(entry.receivedBytes) / Double(expected)))
+        }
+    }
+
+    /// SDE's download detail: `41.6 MB/402.5 MB` while unfinished, `402.5 MB` when finished,
+    /// the reason when failed; nil while downloading (see activity tracking) or for an
+    /// unknown task.
+    public func downloadDetail(ofTask urlString: String) -> String? {
+        state.withLock { state in state.tasks[urlString].flatMap(Self.detail) }
+    }
+
+    static func detail(of entry: TaskEntry) -> String? {
+        switch entry.machine.state {
+        case .notInList, .downloading: nil
+        case .failed(let reason): reason.description
+        case .finished:
+            ByteCountText.detail(
+                receivedBytes: entry.receivedBytes, expectedBytes: entry.record.expectedLength, isFinished: true)
+        case .pending, .paused, .stopped:
+            ByteCountText.detail(
+                receivedBytes: entry.receivedBytes, expectedBytes: entry.record.expectedLength, isFinished: false)
+        }
+    }
+
+    static func snapshot(_ entry: TaskEntry) -> DownloadTaskSnapshot {
+        DownloadTaskSnapshot(
+            record: entry.record, receivedBytes: entry.receivedBytes, isQueued: entry.machine.isQueued,
+            listPosition: entry.rank)
+    }
+
+    // MARK: Asking the server
+
+    /// The file's size, asking the server with a HEAD request first when it is not known yet
+    /// (as SDE does); the answer's type, validators and suggested name are kept too.
+    ///
+    /// - Returns: the size, or -1 when the server does not tell it, the request fails, or the
+    ///   task is unknown.
+    public func fetchFileByteCount(ofTask urlString: String) async -> Int64 {
+        guard
+            let (url, known, checksum, list) = state.withLock({
+                state -> (DownloadURL, Int64?, String?, DownloadListKey)? in
+                state.tasks[urlString].map { ($0.url, $0.record.expectedLength, $0.record.checksum, $0.record.list) }
+            })
+        else { return -1 }
+        if let known { return known }
+        var request = TransferRequest(url: url, method: .head)
+        let context = TaskContext(
+            url: url, list: list, checksum: checksum, temporaryFilePath: "", startOffset: 0, retryCount: 0,
+            previousFailure: nil)
+        configuration.requestAdapter?.adapt(&request, for: context)
+        let head: ResponseHead
+        do {
+            head = try await transport.download(request, to: DiscardingSink()).head
+        } catch {
+            return -1
+        }
+        return perform { state, effects in
+            guard state.tasks[urlString] != nil else { return -1 }
+            var record = state.tasks[urlString]!.record
+            if record.expectedLength == nil { record.expectedLength = head.contentLength }
+            if record.mimeType == nil { record.mimeType = head.mimeType }
+            if record.fileName == nil, let disposition = head.headers["Content-Disposition"] {
+                record.fileName = SuggestedFileName.make(
+                    contentDisposition: disposition, effectiveURL: head.effectiveURL, url: url)
+            }
+            state.tasks[urlString]!.record = record
+            effects.markDirty(urlString)
+            return record.expectedLength ?? -1
+        }
+    }
+}

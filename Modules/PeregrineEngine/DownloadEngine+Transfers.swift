@@ -1,0 +1,432 @@
+import PeregrineCore
+import PeregrineTransport
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+extension DownloadEngine {
+    // MARK: Launching
+
+    /// Starts a prepared attempt's transfer. Runs outside the lock; the attempt owns the
+    /// temporary file until it drains, so nothing else touches the file meanwhile.
+    func launch(_ attempt: TransferAttempt) {
+        if attempt.startOffset > 0 {
+            // The partial file must hold exactly the bytes the record counts: bytes past the
+            // synced offset may be torn.
+            do throws(FailureReason) {
+                try directory.truncate(attempt.temporaryName, to: attempt.startOffset)
+            } catch {
+                attempt.sink = TemporaryFileSink(path: attempt.temporaryPath, startOffset: attempt.startOffset)
+                conclude(attempt, .failed(error, durableOffset: attempt.startOffset, failure: nil), durable: 0)
+                return
+            }
+        }
+        var request = TransferRequest(url: attempt.url)
+        if let record = attempt.resumeRecord, record.offset > 0 {
+            request.range = ByteRange(start: record.offset)
+            request.ifRange = record.validator
+        }
+        configuration.requestAdapter?.adapt(&request, for: attempt.context)
+        let sink = TemporaryFileSink(path: attempt.temporaryPath, startOffset: attempt.startOffset)
+        let transferSink = configuration.verifier?.sink(wrapping: sink, for: attempt.context) ?? sink
+        attempt.request = request
+        attempt.sink = sink
+        attempt.transferSink = transferSink
+        let id = transport.start(request, sink: transferSink) { [weak self] event in
+            self?.handle(event, of: attempt)
+        }
+        attempt.didStart(id, on: transport)
+    }
+
+    // MARK: Transfer events
+
+    func handle(_ event: TransferEvent, of attempt: TransferAttempt) {
+        switch event {
+        case .redirected:
+            break
+        case .head(let head):
+            handleHead(head, of: attempt)
+        case .progress(let progress):
+            handleProgress(progress, of: attempt)
+        case .completed(let result):
+            handleCompletion(result, of: attempt)
+        }
+    }
+
+    private func handleHead(_ head: ResponseHead, of attempt: TransferAttempt) {
+        attempt.head = head
+        guard head.isSuccess else { return }
+        let validator = head.resumeValidator
+        attempt.isResumable =
+            validator != nil
+            && (head.status == 206
+                || head.headers.values(for: "Accept-Ranges").contains { $0.lowercased().contains("bytes") })
+        let completeLength = head.completeLength
+        attempt.completeLength = completeLength
+        let mimeType = head.headers["Content-Type"].map(Self.mimeType(of:))
+        let key = attempt.url.string
+        perform { state, effects in
+            guard let entry = state.tasks[key], entry.attempt === attempt, attempt.isLive else { return }
+            var record = entry.record
+            if let completeLength { record.expectedLength = completeLength }
+            if let mimeType, !mimeType.isEmpty { record.mimeType = mimeType }
+            if record.fileName == nil {
+                record.fileName =
+                    record.preferredFileName.flatMap(FileNameSanitizer.clean)
+                    ?? SuggestedFileName.make(
+                        contentDisposition: head.headers["Content-Disposition"], effectiveURL: head.effectiveURL,
+                        url: entry.url)
+            }
+            state.tasks[key]!.record = record
+            let resume =
+                attempt.isResumable
+                ? ResumeRecord(offset: attempt.startOffset, validator: validator, expectedLength: completeLength) : nil
+            try? transition(key, .updateResumeRecord(resume), &state, &effects)
+            if state.conflictPolicy == .skip, let name = record.fileName, directory.exists(name) {
+                // Not a byte more: the file is there and must stay.
+                attempt.setDisposition(.skipExisting)
+                command(attempt, .cancel, &state, &effects)
+            }
+            effects.markDirty(key)
+        }
+    }
+
+    private func handleProgress(_ progress: TransferProgress, of attempt: TransferAttempt) {
+        attempt.receivedBytes = progress.receivedBytes
+        let total = attempt.startOffset + progress.receivedBytes
+        let now = clock.now()
+        let key = attempt.url.string
+        let interval = configuration.progressInterval
+        perform { state, effects in
+            guard let entry = state.tasks[key], entry.attempt === attempt else { return }
+            state.tasks[key]!.receivedBytes = total
+            if attempt.isLive, attempt.lastProgressEvent.map({ now - $0 >= interval }) ?? true {
+                attempt.lastProgressEvent = now
+                effects.events.append(.progress(key, receivedBytes: total, expectedBytes: entry.record.expectedLength))
+            }
+        }
+        guard attempt.isResumable, attempt.isLive,
+            configuration.checkpoint.isDue(
+                newBytes: total - attempt.lastCheckpointBytes, elapsed: now - attempt.lastCheckpointTime)
+        else { return }
+        checkpoint(attempt, at: now)
+    }
+
+    /// Syncs the partial file and moves the resume record to the durable offset.
+    private func checkpoint(_ attempt: TransferAttempt, at now: Duration) {
+        guard let sink = attempt.sink else { return }
+        let key = attempt.url.string
+        let durable: Int64
+        do throws(SinkWriteError) {
+            durable = try sink.synchronize()
+        } catch {
+            // The next write would fail as well: end the transfer with the reason now.
+            let reason = TransportError(.writeFailed, error.message, url: key, errno: error.errno).failureReason
+            perform { state, effects in
+                attempt.setDisposition(.fail(reason))
+                command(attempt, .cancel, &state, &effects)
+            }
+            return
+        }
+        attempt.lastCheckpointTime = now
+        attempt.lastCheckpointBytes = durable
+        perform { state, effects in
+            guard let entry = state.tasks[key], entry.attempt === attempt, attempt.isLive,
+                var record = entry.machine.resumeRecord
+            else { return }
+            record.offset = durable
+            try? transition(key, .updateResumeRecord(record), &state, &effects)
+        }
+    }
+
+    // MARK: Completion
+
+    /// How a transfer ended, once its file was closed.
+    enum Outcome: Sendable {
+        /// Complete and checked: place the file (nil: nothing was written, an empty file).
+        case finished(temporary: String?, length: Int64)
+        /// The task fails; the partial file is durable up to the offset.
+        case failed(FailureReason, durableOffset: Int64, failure: TransferFailure?)
+        /// Try again at once, from the durable offset or from zero.
+        case retry(fromZero: Bool, durableOffset: Int64, failure: TransferFailure?)
+    }
+
+    private func handleCompletion(_ result: Result<TransferSummary, TransportError>, of attempt: TransferAttempt) {
+        guard let sink = attempt.sink else { return }
+        let initialDisposition = attempt.disposition
+        let written = attempt.startOffset + attempt.receivedBytes
+
+        // 1. Close the file, syncing what may be kept.
+        var durable = attempt.startOffset
+        var closeFailure: FailureReason?
+        let succeeded = (try? result.get()) != nil
+        switch initialDisposition {
+        case .discardPartialFile?, .skipExisting?:
+            try? sink.close()
+        case nil where succeeded && (!configuration.checkpoint.syncsFinishedFile || !sink.isOpened):
+            do throws(SinkWriteError) {
+                try sink.close()
+                durable = min(written, attempt.lastCheckpointBytes)
+            } catch {
+                closeFailure = Self.reason(for: error, url: attempt.url.string)
+            }
+        default:
+            do throws(SinkWriteError) {
+                durable = try sink.synchronize()
+                try sink.close()
+            } catch {
+                closeFailure = Self.reason(for: error, url: attempt.url.string)
+                try? sink.close()
+            }
+        }
+
+        guard initialDisposition == nil else {
+            conclude(
+                attempt, .failed(closeFailure ?? Self.cancelled, durableOffset: durable, failure: nil), durable: durable
+            )
+            return
+        }
+
+        // 2. Judge the result.
+        let outcome: Outcome
+        switch result {
+        case .success(let summary):
+            outcome = judgeSuccess(summary, attempt: attempt, closeFailure: closeFailure)
+        case .failure(let error):
+            outcome = judgeFailure(error, attempt: attempt, durable: durable, closeFailure: closeFailure)
+        }
+        conclude(attempt, outcome, durable: durable)
+    }
+
+    private func judgeSuccess(
+        _ summary: TransferSummary, attempt: TransferAttempt, closeFailure: FailureReason?
+    ) -> Outcome {
+        let total = attempt.startOffset + summary.receivedBytes
+        let temporary = attempt.sink?.isOpened == true || attempt.startOffset > 0 ? attempt.temporaryName : nil
+        if let closeFailure {
+            return .failed(closeFailure, durableOffset: attempt.startOffset, failure: nil)
+        }
+        let expected = attempt.head == nil ? summary.head.completeLength : attempt.completeLength
+        let onDisk = temporary.flatMap(directory.size(of:)) ?? 0
+        if let expected, expected != total || onDisk != total {
+            let reason = FailureReason(
+                .protocolViolation,
+                message: "\(attempt.url) announced \(expected) bytes; \(total) arrived and \(onDisk) are on disk")
+            return .failed(reason, durableOffset: 0, failure: nil)
+        }
+        if let verifier = configuration.verifier, let transferSink = attempt.transferSink,
+            let mismatch = verifier.verify(transferSink, for: attempt.context)
+        {
+            let failure = TransferFailure(
+                reason: mismatch, transportError: nil, head: summary.head, request: attempt.request!)
+            switch configuration.retryPolicy?.decision(after: failure, for: attempt.context) ?? .fail {
+            case .fail: return .failed(mismatch, durableOffset: 0, failure: failure)
+            case .retry, .retryFromZero: return .retry(fromZero: true, durableOffset: 0, failure: failure)
+            }
+        }
+        return .finished(temporary: temporary, length: total)
+    }
+
+    private func judgeFailure(
+        _ error: TransportError, attempt: TransferAttempt, durable: Int64, closeFailure: FailureReason?
+    ) -> Outcome {
+        let failure = TransferFailure(
+            reason: closeFailure ?? error.failureReason, transportError: error, head: attempt.head,
+            request: attempt.request!)
+        if attempt.startOffset > 0 {
+            if error.code == .rangeNotHonoured {
+                // The server sent the whole (possibly changed) file: never splice, start over.
+                return .retry(fromZero: true, durableOffset: 0, failure: failure)
+            }
+            if error.code == .httpStatus, error.httpStatus == 416 {
+                let complete = attempt.head?.contentRange?.completeLength
+                if complete == attempt.startOffset, directory.size(of: attempt.temporaryName) == attempt.startOffset {
+                    // Everything had arrived before the stop.
+                    return .finished(temporary: attempt.temporaryName, length: attempt.startOffset)
+                }
+                return .retry(fromZero: true, durableOffset: 0, failure: failure)
+            }
+        }
+        if closeFailure == nil, let policy = configuration.retryPolicy {
+            switch policy.decision(after: failure, for: attempt.context) {
+            case .fail: break
+            case .retry: return .retry(fromZero: false, durableOffset: durable, failure: failure)
+            case .retryFromZero: return .retry(fromZero: true, durableOffset: 0, failure: failure)
+            }
+        }
+        return .failed(failure.reason, durableOffset: durable, failure: failure)
+    }
+
+    /// Applies a drained transfer's outcome under the lock; `durable` is the offset up to which
+    /// its file is known to be on disk, for a transfer cancelled meanwhile.
+    func conclude(_ attempt: TransferAttempt, _ outcome: Outcome, durable: Int64) {
+        let key = attempt.url.string
+        perform { state, effects in
+            guard let entry = state.tasks[key], entry.attempt === attempt else {
+                // The task left (and may have come back as a new task with a file of its own):
+                // this file was the attempt's alone.
+                if state.tasks[key]?.record.temporaryFileName != attempt.temporaryName {
+                    directory.remove(attempt.temporaryName)
+                }
+                return
+            }
+            state.tasks[key]!.attempt = nil
+            // A stop or delete may have landed while the file was being closed.
+            if let disposition = attempt.disposition {
+                drain(attempt, disposition, durable: durable, &state, &effects)
+            } else {
+                switch outcome {
+                case .finished(let temporary, let length):
+                    finishTask(key, temporary: temporary, length: length, &state, &effects)
+                case .failed(let reason, let durable, _):
+                    failTask(key, reason, attempt: attempt, durable: durable, &state, &effects)
+                case .retry(let fromZero, let durable, let failure):
+                    retryTask(key, fromZero: fromZero, attempt: attempt, durable: durable, failure, &state, &effects)
+                }
+            }
+            if let entry = state.tasks[key], entry.attempt == nil, entry.startWhenDrained,
+                entry.machine.state == .downloading
+            {
+                startAttempt(entry, &state, &effects)
+            }
+        }
+    }
+
+    /// A cancelled transfer ended: keep or drop its partial file as decided when cancelling.
+    private func drain(
+        _ attempt: TransferAttempt, _ disposition: TransferAttempt.Disposition, durable: Int64,
+        _ state: inout EngineState, _ effects: inout Effects
+    ) {
+        let key = attempt.url.string
+        switch disposition {
+        case .keepPartialFile:
+            if var record = state.tasks[key]?.machine.resumeRecord, attempt.isResumable || attempt.startOffset > 0 {
+                record.offset = durable
+                try? transition(key, .updateResumeRecord(record), &state, &effects)
+            } else if state.tasks[key]?.machine.resumeRecord == nil {
+                directory.remove(attempt.temporaryName)
+            }
+        case .discardPartialFile:
+            directory.remove(attempt.temporaryName)
+        case .skipExisting:
+            directory.remove(attempt.temporaryName)
+            let name = state.tasks[key]?.record.fileName ?? ""
+            let reason = FailureReason(
+                .fileExists, message: "\(name) already exists in \(directory.path) and the conflict policy is skip")
+            failTask(key, reason, attempt: attempt, durable: 0, &state, &effects)
+        case .fail(let reason):
+            failTask(key, reason, attempt: attempt, durable: durable, &state, &effects)
+        }
+    }
+
+    private func finishTask(
+        _ key: String, temporary: String?, length: Int64, _ state: inout EngineState, _ effects: inout Effects
+    ) {
+        guard let entry = state.tasks[key] else { return }
+        let name = entry.record.fileName ?? SuggestedFileName.make(for: entry.url)
+        let placement: DownloadDirectory.Placement
+        do throws(FailureReason) {
+            placement = try directory.place(
+                temporary: temporary, as: name, policy: state.conflictPolicy, counters: &state.nameCounters)
+        } catch {
+            failTask(key, error, attempt: nil, durable: 0, &state, &effects)
+            return
+        }
+        switch placement {
+        case .placed(let finalName):
+            // Nothing to clean up without a temporary file: any partial bytes of an earlier
+            // transfer are counted by a resume record, so this transfer would have started at
+            // them, or were deleted with the record.
+            state.tasks[key]!.record.fileName = finalName
+            state.tasks[key]!.record.finishedAt = clock.date()
+            if state.tasks[key]!.record.expectedLength == nil { state.tasks[key]!.record.expectedLength = length }
+            state.tasks[key]!.receivedBytes = length
+            do {
+                try transition(key, .succeed, &state, &effects)
+            } catch {
+                logger.error("a finished transfer did not fit the task's state", metadata: ["error": "\(error)"])
+                return
+            }
+            effects.syncDirectory = effects.syncDirectory || configuration.checkpoint.syncsDirectory
+            let path = directory.location(of: finalName) ?? directory.path
+            complete(key, with: .success(URL(filePath: path, directoryHint: .notDirectory)), &state, &effects)
+        case .skipped:
+            if let temporary { directory.remove(temporary) }
+            let reason = FailureReason(
+                .fileExists, message: "\(name) already exists in \(directory.path) and the conflict policy is skip")
+            failTask(key, reason, attempt: nil, durable: 0, &state, &effects)
+        }
+    }
+
+    private func failTask(
+        _ key: String, _ reason: FailureReason, attempt: TransferAttempt?, durable: Int64,
+        _ state: inout EngineState, _ effects: inout Effects
+    ) {
+        guard let entry = state.tasks[key] else { return }
+        guard entry.machine.holdsSlot else {
+            // Stopped or deleted meanwhile: nothing fails.
+            return
+        }
+        if let attempt, attempt.isResumable || attempt.startOffset > 0, durable > 0,
+            var record = entry.machine.resumeRecord
+        {
+            record.offset = durable
+            try? transition(key, .updateResumeRecord(record), &state, &effects)
+        } else {
+            try? transition(key, .updateResumeRecord(nil), &state, &effects)
+            directory.remove(entry.record.temporaryFileName)
+        }
+        logger.notice("download failed", metadata: ["url": "\(key)", "reason": "\(reason)"])
+        guard (try? transition(key, .fail(reason), &state, &effects)) != nil else { return }
+        complete(key, with: .failure(reason), &state, &effects)
+    }
+
+    private func retryTask(
+        _ key: String, fromZero: Bool, attempt: TransferAttempt, durable: Int64, _ failure: TransferFailure?,
+        _ state: inout EngineState, _ effects: inout Effects
+    ) {
+        guard let entry = state.tasks[key] else { return }
+        state.tasks[key]!.retryCount += 1
+        state.tasks[key]!.previousFailure = failure
+        guard entry.machine.state == .downloading else {
+            // Paused meanwhile: forget the partial file; resuming starts from zero.
+            try? transition(key, .updateResumeRecord(nil), &state, &effects)
+            directory.remove(entry.record.temporaryFileName)
+            return
+        }
+        if fromZero {
+            logger.info(
+                "restarting from zero", metadata: ["url": "\(key)", "reason": "\(failure?.reason.message ?? "")"])
+            try? transition(key, .restartFromZero, &state, &effects)
+            return
+        }
+        if attempt.isResumable || attempt.startOffset > 0, durable > 0, var record = entry.machine.resumeRecord {
+            record.offset = durable
+            try? transition(key, .updateResumeRecord(record), &state, &effects)
+        } else {
+            try? transition(key, .updateResumeRecord(nil), &state, &effects)
+            directory.remove(entry.record.temporaryFileName)
+        }
+        entry.receivedBytes = entry.machine.resumeRecord?.offset ?? 0
+        startAttempt(entry, &state, &effects)
+    }
+
+    /// The MIME type of a `Content-Type` value: before any parameter, trimmed, lower-cased.
+    static func mimeType(of value: String) -> String {
+        var type = Substring(value)
+        if let semicolon = type.firstIndex(of: ";") { type = type[..<semicolon] }
+        while let first = type.first, first == " " || first == "\t" { type.removeFirst() }
+        while let last = type.last, last == " " || last == "\t" { type.removeLast() }
+        return type.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") })
+            ? type.lowercased() : String(type)
+    }
+
+    private static let cancelled = FailureReason(.unknown, message: "the transfer was cancelled")
+
+    static func reason(for error: SinkWriteError, url: String) -> FailureReason {
+        TransportError(.writeFailed, error.message, url: url, errno: error.errno).failureReason
+    }
+}

@@ -1,0 +1,369 @@
+import Logging
+import PeregrineCore
+import PeregrineTransport
+import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// The scheduler and state machine under a download manager: tasks keyed by URL string, each
+/// list with its own concurrency limit and waiting queue, transfers through any ``Transport``,
+/// files that appear in the download directory only when complete, and resume records that
+/// never claim more than is on disk.
+///
+/// ## Threads
+/// Every member is safe to call from any thread. Operations take one lock, change the tasks'
+/// ``TaskStateMachine``s, and return at once with what actually changed (as
+/// SDEDownloadManager's API does); transfers start, pause and stop right after, outside the
+/// lock. Transfer events are handled on the transport's thread: file work there is bounded (a
+/// rate-limited `fsync` for checkpoints, a rename at the end). Events of ``events()`` are
+/// delivered in the order the state changed. Handlers (``taskCompletionHandler``, per-call
+/// completions, activity handlers) run outside the lock, on the thread that caused them — the
+/// transport's, a timer's, or the caller's — and may call the engine.
+///
+/// ## Plug-ins
+/// The configuration takes a ``RequestAdapter`` and a ``RetryPolicy`` (authentication), a
+/// ``TaskFileVerifier`` (checksums, hashed while downloading), a ``TaskRecordObserver`` (a
+/// store, which hands records back through ``restore(_:)``) and a ``FileKindClassifier``
+/// (thumbnails). The list model drives the queue order with ``setListOrder(_:in:)``.
+public final class DownloadEngine: Sendable {
+    /// The directory files are downloaded to.
+    public let directory: DownloadDirectory
+    /// The transport transfers run on.
+    public let transport: any Transport
+    let configuration: Configuration
+    let state: Mutex<EngineState>
+    let broadcaster = EventBroadcaster()
+    var logger: Logger { configuration.logger }
+    var clock: EngineClock { configuration.clock }
+
+    /// Creates an engine; nothing is downloaded until tasks are added.
+    ///
+    /// - Throws: ``EngineError`` when the download directory cannot be created.
+    public init(transport: any Transport, configuration: Configuration) throws(EngineError) {
+        directory = try DownloadDirectory(path: configuration.directory)
+        self.transport = transport
+        self.configuration = configuration
+        state = Mutex(
+            EngineState(
+                defaultLimit: configuration.maxDownloadCount,
+                pauseBySuspending: configuration.pauseDownloadBySuspendingSessionTask,
+                downloadNewFileImmediately: configuration.downloadNewFileImmediately,
+                hiddenFileExtension: configuration.hiddenFileExtension,
+                conflictPolicy: configuration.conflictPolicy,
+                tracker: ActivityTracker(window: configuration.activityWindow)))
+    }
+
+    deinit {
+        state.withLock { $0.trackingTimer?.cancel() }
+        broadcaster.finish()
+    }
+
+    // MARK: Options
+
+    /// The most tasks of a list downloading at once, for lists without their own limit;
+    /// ≤ 0 means no limit. Lowering it stops the surplus at the end of each list and queues
+    /// them; raising it starts waiting tasks.
+    public var maxDownloadCount: Int {
+        get { state.withLock { $0.defaultLimit } }
+        set {
+            perform { state, effects in
+                state.defaultLimit = newValue
+                for (list, scheduling) in state.lists where scheduling.ownLimit == nil {
+                    rebalance(list, &state, &effects)
+                }
+            }
+        }
+    }
+
+    /// Whether pausing keeps the connection (`paused`) rather than stopping with a resume
+    /// record (SDE's `pauseDownloadBySuspendingSessionTask`).
+    public var pauseDownloadBySuspendingSessionTask: Bool {
+        get { state.withLock { $0.pauseBySuspending } }
+        set { state.withLock { $0.pauseBySuspending = newValue } }
+    }
+
+    /// Whether new tasks start (or queue) as soon as they are added.
+    public var downloadNewFileImmediately: Bool {
+        get { state.withLock { $0.downloadNewFileImmediately } }
+        set { state.withLock { $0.downloadNewFileImmediately = newValue } }
+    }
+
+    /// Whether ``fileDisplayName(ofTask:)`` drops the file extension.
+    public var hiddenFileExtension: Bool {
+        get { state.withLock { $0.hiddenFileExtension } }
+        set { state.withLock { $0.hiddenFileExtension = newValue } }
+    }
+
+    /// What happens when a finished file's name is taken.
+    public var conflictPolicy: FileConflictPolicy {
+        get { state.withLock { $0.conflictPolicy } }
+        set { state.withLock { $0.conflictPolicy = newValue } }
+    }
+
+    /// Called when any task finishes or fails, unless the call that started it gave its own
+    /// handler (SDE's `taskSuccessOrFailHandler`).
+    public var taskCompletionHandler: TaskCompletionHandler? {
+        get { state.withLock { $0.taskCompletionHandler } }
+        set { state.withLock { $0.taskCompletionHandler = newValue } }
+    }
+
+    // MARK: Events
+
+    /// A sequence of every event from now on, in the order the states changed. Each call
+    /// returns a new sequence; it buffers without bound, so iterate it (progress events are
+    /// limited to four a second per task) or let it go.
+    public func events() -> AsyncStream<EngineEvent> { broadcaster.subscribe() }
+
+    // MARK: Locked sections
+
+    /// Runs `body` under the lock, then what it decided: events are delivered before the lock
+    /// is released (so they keep the order of the changes); transfers are controlled and
+    /// started, records reported and handlers called after.
+    @discardableResult
+    func perform<Result: Sendable>(_ body: (inout EngineState, inout Effects) -> Result) -> Result {
+        let (result, effects) = state.withLock { state -> (Result, Effects) in
+            var effects = Effects()
+            effects.tracksRecords = configuration.recordObserver != nil
+            let result = body(&state, &effects)
+            finish(&state, &effects)
+            broadcaster.yield(effects.events)
+            return (result, effects)
+        }
+        run(effects)
+        return result
+    }
+
+    /// The end of every locked section: fill freed slots, then collect the record changes.
+    private func finish(_ state: inout EngineState, _ effects: inout Effects) {
+        var guardCount = 0
+        while let list = effects.refill.popFirst(), guardCount < 1_000_000 {
+            guardCount += 1
+            fillSlots(list, &state, &effects)
+        }
+        guard configuration.recordObserver != nil, !effects.dirtyKeys.isEmpty else { return }
+        for key in effects.dirtyKeys {
+            state.nextRecordSequence += 1
+            let kind: TaskRecordChange.Kind =
+                state.tasks[key].map { .upsert($0.record) } ?? .remove(urlString: key)
+            effects.recordChanges.append(TaskRecordChange(sequence: state.nextRecordSequence, kind: kind))
+        }
+    }
+
+    private func run(_ effects: Effects) {
+        for (attempt, command, sequence) in effects.commands {
+            attempt.apply(command, sequence: sequence, on: transport)
+        }
+        for attempt in effects.launches { launch(attempt) }
+        if effects.syncDirectory { directory.synchronize() }
+        if !effects.recordChanges.isEmpty { configuration.recordObserver?.engineDidChange(effects.recordChanges) }
+        for callback in effects.callbacks { callback() }
+    }
+
+    // MARK: Transitions
+
+    /// Applies `event` to the task `key` and carries out the machine's actions: queue and slot
+    /// membership, transfer control, file deletion, events.
+    func transition(
+        _ key: String, _ event: TaskEvent, _ state: inout EngineState, _ effects: inout Effects
+    ) throws(TransitionError) {
+        guard let entry = state.tasks[key] else {
+            throw TransitionError(state: .notInList, wasQueued: false, event: event)
+        }
+        let before = entry.machine
+        let actions = try entry.machine.apply(event)
+        let after = entry.machine
+        let listKey = entry.record.list
+
+        // Mutated in place: a copy of the list would copy its queue on write.
+        if before.holdsSlot != after.holdsSlot {
+            if after.holdsSlot {
+                state.lists[listKey, default: SchedulingList()].holders.insert(key)
+            } else {
+                state.lists[listKey, default: SchedulingList()].holders.remove(key)
+                effects.refill.insert(listKey)
+            }
+        }
+        if before.isQueued != after.isQueued {
+            if after.isQueued {
+                state.lists[listKey, default: SchedulingList()].enqueue(key, rank: entry.rank)
+            } else {
+                state.lists[listKey, default: SchedulingList()].dequeue(key, rank: entry.rank)
+            }
+        }
+
+        for action in actions {
+            switch action {
+            case .enqueue, .dequeue, .releaseSlot:
+                continue  // follows from the machine's slot and queue flags, above
+            case .startTransfer:
+                entry.receivedBytes = after.resumeRecord?.offset ?? 0
+                startAttempt(entry, &state, &effects)
+            case .suspendTransfer:
+                if let attempt = entry.attempt { command(attempt, .suspend, &state, &effects) }
+            case .resumeTransfer:
+                if let attempt = entry.attempt, attempt.isLive {
+                    command(attempt, .run, &state, &effects)
+                    effects.events.append(.started(key, offset: entry.receivedBytes))
+                } else {
+                    // The connection is gone (shut down, or it failed while paused): a new transfer.
+                    entry.receivedBytes = after.resumeRecord?.offset ?? 0
+                    startAttempt(entry, &state, &effects)
+                }
+            case .cancelTransfer(let keepingPartialFile):
+                if let attempt = entry.attempt {
+                    attempt.setDisposition(keepingPartialFile ? .keepPartialFile : .discardPartialFile)
+                    command(attempt, .cancel, &state, &effects)
+                } else if !keepingPartialFile {
+                    directory.remove(entry.record.temporaryFileName)
+                }
+            case .deleteTemporaryFile:
+                if let attempt = entry.attempt {
+                    attempt.setDisposition(.discardPartialFile)
+                    command(attempt, .cancel, &state, &effects)
+                } else {
+                    directory.remove(entry.record.temporaryFileName)
+                }
+            case .deleteFinishedFile:
+                if let name = entry.record.fileName { directory.remove(name) }
+                // The next download names its file afresh (the server may name it differently).
+                entry.record.fileName = nil
+                entry.record.finishedAt = nil
+            }
+        }
+
+        entry.record.state = after.state
+        entry.record.resumeRecord = after.resumeRecord
+        if !after.holdsSlot, after.state != .finished {
+            entry.receivedBytes = after.resumeRecord?.offset ?? 0
+        }
+        if case .restart = event { entry.retryCount = 0 }
+        if case .resume = event { entry.retryCount = 0 }
+
+        // Events, from the change.
+        switch event {
+        case .add: effects.events.append(.added(key))
+        case .succeed:
+            let path = entry.record.fileName.flatMap(directory.location(of:)) ?? directory.path
+            effects.events.append(.finished(key, path: path))
+        case .fail(let reason): effects.events.append(.failed(key, reason))
+        case .deleteFile: effects.events.append(.fileDeleted(key))
+        case .delete: effects.events.append(.deleted(key))
+        default:
+            // `started` comes from the transfer itself (see `startAttempt`), or above for a
+            // suspended transfer that continues.
+            if after.isWaiting, !before.isWaiting {
+                effects.events.append(.waiting(key))
+            } else if after.state == .paused, before.state != .paused {
+                effects.events.append(.paused(key))
+            } else if before.holdsSlot || before.isWaiting, after.state == .stopped || after.state == .pending,
+                !after.isQueued
+            {
+                effects.events.append(.stopped(key))
+            }
+        }
+
+        if after.state == .notInList {
+            state.tasks[key] = nil
+            if state.keysByNormalizedKey[entry.url.normalizedKey] == key {
+                state.keysByNormalizedKey[entry.url.normalizedKey] = nil
+            }
+        }
+        effects.markDirty(key)
+        logger.trace(
+            "task transition",
+            metadata: [
+                "url": "\(key)", "event": "\(event)",
+                "from": "\(TaskStateMachine.name(of: before.state, queued: before.isQueued))",
+                "to": "\(TaskStateMachine.name(of: after.state, queued: after.isQueued))",
+            ])
+    }
+
+    /// Asks a transfer to run, suspend or cancel, in the order of the engine's decisions.
+    func command(
+        _ attempt: TransferAttempt, _ command: TransferAttempt.Command, _ state: inout EngineState,
+        _ effects: inout Effects
+    ) {
+        effects.commands.append((attempt, command, state.commandSequence()))
+    }
+
+    /// Prepares a transfer for the task from its resume record; it is launched after the lock.
+    /// Waits for a draining transfer; does nothing while the engine is shut down.
+    func startAttempt(_ entry: TaskEntry, _ state: inout EngineState, _ effects: inout Effects) {
+        guard !state.isShutDown else { return }
+        guard entry.attempt == nil else {
+            entry.startWhenDrained = true
+            return
+        }
+        let record = entry.machine.resumeRecord
+        guard let temporaryPath = directory.location(of: entry.record.temporaryFileName) else { return }
+        state.nextAttempt += 1
+        let context = TaskContext(
+            url: entry.url, list: entry.record.list, checksum: entry.record.checksum,
+            temporaryFilePath: temporaryPath, startOffset: record?.offset ?? 0, retryCount: entry.retryCount,
+            previousFailure: entry.previousFailure)
+        let attempt = TransferAttempt(
+            number: state.nextAttempt, url: entry.url, temporaryName: entry.record.temporaryFileName,
+            temporaryPath: temporaryPath, resumeRecord: record, context: context)
+        attempt.lastCheckpointTime = clock.now()
+        attempt.lastCheckpointBytes = attempt.startOffset
+        entry.attempt = attempt
+        entry.startWhenDrained = false
+        entry.receivedBytes = attempt.startOffset
+        effects.launches.append(attempt)
+        effects.events.append(.started(entry.record.urlString, offset: attempt.startOffset))
+    }
+
+    // MARK: Scheduling
+
+    /// Gives free slots of `list` to its waiting tasks, in list order.
+    func fillSlots(_ listKey: DownloadListKey, _ state: inout EngineState, _ effects: inout Effects) {
+        guard !state.isShutDown else { return }
+        while state.lists[listKey]?.hasFreeSlot(engineDefault: state.defaultLimit) == true,
+            let key = state.lists[listKey]?.firstWaiting
+        {
+            do {
+                try transition(key, .grantSlot, &state, &effects)
+            } catch {
+                // Cannot happen (a queued task is pending); drop it from the queue rather than loop.
+                state.lists[listKey]?.dequeue(key, rank: state.tasks[key]?.rank ?? 0)
+                logger.error("queued task refused its slot", metadata: ["url": "\(key)", "error": "\(error)"])
+            }
+        }
+    }
+
+    /// Brings `list` within its limit: revokes the slots of the last holders in list order,
+    /// then fills what is free.
+    func rebalance(_ listKey: DownloadListKey, _ state: inout EngineState, _ effects: inout Effects) {
+        guard let surplus = state.lists[listKey]?.surplus(engineDefault: state.defaultLimit) else { return }
+        if surplus > 0 {
+            let victims = state.lists[listKey]!.holders.sorted {
+                (state.tasks[$0]?.rank ?? 0) > (state.tasks[$1]?.rank ?? 0)
+            }
+            for key in victims.prefix(surplus) {
+                try? transition(key, .revokeSlot, &state, &effects)
+            }
+        }
+        effects.refill.insert(listKey)
+    }
+
+    /// The list's free-slot check for a task about to run.
+    func slotAvailable(for key: String, _ state: EngineState) -> Bool {
+        guard !state.isShutDown, let list = state.tasks[key]?.record.list else { return false }
+        return state.lists[list]?.hasFreeSlot(engineDefault: state.defaultLimit) ?? true
+    }
+
+    /// Queues the completion handler of a task that finished or failed.
+    func complete(
+        _ key: String, with result: Result<URL, FailureReason>, _ state: inout EngineState, _ effects: inout Effects
+    ) {
+        let handler = state.tasks[key]?.completion ?? state.taskCompletionHandler
+        state.tasks[key]?.completion = nil
+        state.tasks[key]?.retryCount = 0
+        state.tasks[key]?.previousFailure = nil
+        if let handler { effects.callbacks.append { handler(key, result) } }
+    }
+}

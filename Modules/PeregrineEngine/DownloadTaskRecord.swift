@@ -1,0 +1,102 @@
+import PeregrineCore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Everything about a task that outlives the process: what a store saves and hands back to
+/// ``DownloadEngine/restore(_:)``.
+///
+/// File names are relative to the engine's download directory (SDE stored paths relative to
+/// a root), so a moved directory keeps working.
+public struct DownloadTaskRecord: Sendable, Hashable, Codable {
+    /// The URL exactly as the user gave it: the task's key.
+    public var urlString: String
+    /// The list the task belongs to.
+    public var list: DownloadListKey
+    /// The state when the record was taken.
+    public var state: DownloadState
+    /// Where the transfer can continue. Its offset never exceeds the bytes synced to disk.
+    public var resumeRecord: ResumeRecord?
+    /// The file's name in the download directory: suggested by the first response, final
+    /// once the task is finished (a conflict may have numbered it).
+    public var fileName: String?
+    /// The hidden temporary file beside it, e.g. `.peregrine-0123456789abcdef.part`.
+    public var temporaryFileName: String
+    /// The file's size, when a response told it.
+    public var expectedLength: Int64?
+    /// The response's MIME type, without parameters.
+    public var mimeType: String?
+    /// The name the caller asked for, if any (sanitized before use).
+    public var preferredFileName: String?
+    /// An opaque checksum specification (`sha256=…`) for the verification plug-in.
+    public var checksum: String?
+    /// When the task was added.
+    public var addedAt: Date
+    /// When the task finished.
+    public var finishedAt: Date?
+
+    /// Creates a record.
+    public init(
+        urlString: String, list: DownloadListKey = .default, state: DownloadState, resumeRecord: ResumeRecord? = nil,
+        fileName: String? = nil, temporaryFileName: String, expectedLength: Int64? = nil, mimeType: String? = nil,
+        preferredFileName: String? = nil, checksum: String? = nil, addedAt: Date, finishedAt: Date? = nil
+    ) {
+        self.urlString = urlString
+        self.list = list
+        self.state = state
+        self.resumeRecord = resumeRecord
+        self.fileName = fileName
+        self.temporaryFileName = temporaryFileName
+        self.expectedLength = expectedLength
+        self.mimeType = mimeType
+        self.preferredFileName = preferredFileName
+        self.checksum = checksum
+        self.addedAt = addedAt
+        self.finishedAt = finishedAt
+    }
+}
+
+/// A task as the engine sees it now: its record plus what changes too often to store.
+public struct DownloadTaskSnapshot: Sendable, Hashable {
+    /// The stored part.
+    public var record: DownloadTaskRecord
+    /// Bytes of the file received so far (live while downloading).
+    public var receivedBytes: Int64
+    /// Whether the task waits in its list's queue.
+    public var isQueued: Bool
+    /// Its position in its list's order (smaller first).
+    public var listPosition: Int64
+
+    /// The task's URL string.
+    public var urlString: String { record.urlString }
+    /// The task's state.
+    public var state: DownloadState { record.state }
+}
+
+/// One change to the stored tasks, for a ``TaskRecordObserver``.
+public struct TaskRecordChange: Sendable, Hashable {
+    /// What changed.
+    public enum Kind: Sendable, Hashable {
+        /// The task was added or changed: store this record.
+        case upsert(DownloadTaskRecord)
+        /// The task left the engine.
+        case remove(urlString: String)
+    }
+
+    /// Increases with every change of the engine: apply changes in this order; a change with
+    /// a lower sequence than one already applied for the same task is stale.
+    public var sequence: UInt64
+    /// The change.
+    public var kind: Kind
+
+    /// The URL string of the task concerned.
+    public var urlString: String {
+        switch kind {
+        case .upsert(let record): record.urlString
+        case .remove(let urlString): urlString
+        }
+    }
+}

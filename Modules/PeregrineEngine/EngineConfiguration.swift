@@ -1,0 +1,87 @@
+import Logging
+import PeregrineCore
+
+extension DownloadEngine {
+    /// How an engine works. The options SDEDownloadManager lets an app change at any time
+    /// (`maxDownloadCount`, `pauseDownloadBySuspendingSessionTask`, `downloadNewFileImmediately`,
+    /// `hiddenFileExtension`) and the conflict policy are initial values here and properties of
+    /// the engine afterwards.
+    public struct Configuration: Sendable {
+        /// The download directory; created when missing.
+        public var directory: String
+        /// The most tasks of one list downloading (or paused with their connection) at once;
+        /// ≤ 0 means no limit, the default (as SDE's `OperationQueue` default).
+        public var maxDownloadCount: Int
+        /// Whether pausing keeps the connection (`paused`, holding a slot) rather than stopping
+        /// with a resume record. True by default, as in SDE.
+        public var pauseDownloadBySuspendingSessionTask: Bool
+        /// Whether a new task starts (or queues) at once. True by default, as in SDE.
+        public var downloadNewFileImmediately: Bool
+        /// Whether display names drop the file extension. True by default, as in SDE.
+        public var hiddenFileExtension: Bool
+        /// What to do when a finished file's name is taken.
+        public var conflictPolicy: FileConflictPolicy
+        /// When temporary files are synced to move resume records forward.
+        public var checkpoint: CheckpointPolicy
+        /// The shortest time between two progress events of one task: 250 ms, so at most four
+        /// a second.
+        public var progressInterval: Duration
+        /// How often activity tracking samples: once a second.
+        public var activityInterval: Duration
+        /// The span over which the speed for remaining times is averaged: 10 s.
+        public var activityWindow: Duration
+        /// The engine's clock.
+        public var clock: EngineClock
+        /// Adapts each request (credentials, trust, headers); nil for none.
+        public var requestAdapter: (any RequestAdapter)?
+        /// Decides retries after failures; nil to never retry.
+        public var retryPolicy: (any RetryPolicy)?
+        /// Verifies finished files before they are renamed into place; nil for none.
+        public var verifier: (any TaskFileVerifier)?
+        /// Receives every change of the task records (a store); nil for none.
+        public var recordObserver: (any TaskRecordObserver)?
+        /// Classifies files; ``FileKind/other`` for every file by default.
+        public var fileKindClassifier: FileKindClassifier
+        /// Where the engine logs.
+        public var logger: Logger
+
+        /// Creates a configuration with SDE's defaults.
+        public init(
+            directory: String,
+            maxDownloadCount: Int = 0,
+            pauseDownloadBySuspendingSessionTask: Bool = true,
+            downloadNewFileImmediately: Bool = true,
+            hiddenFileExtension: Bool = true,
+            conflictPolicy: FileConflictPolicy = .rename,
+            checkpoint: CheckpointPolicy = CheckpointPolicy(),
+            progressInterval: Duration = .milliseconds(250),
+            activityInterval: Duration = .seconds(1),
+            activityWindow: Duration = .seconds(10),
+            clock: EngineClock = .continuous,
+            requestAdapter: (any RequestAdapter)? = nil,
+            retryPolicy: (any RetryPolicy)? = nil,
+            verifier: (any TaskFileVerifier)? = nil,
+            recordObserver: (any TaskRecordObserver)? = nil,
+            fileKindClassifier: @escaping FileKindClassifier = { _, _ in .other },
+            logger: Logger = Logger(label: "peregrine.engine")
+        ) {
+            self.directory = directory
+            self.maxDownloadCount = maxDownloadCount
+            self.pauseDownloadBySuspendingSessionTask = pauseDownloadBySuspendingSessionTask
+            self.downloadNewFileImmediately = downloadNewFileImmediately
+            self.hiddenFileExtension = hiddenFileExtension
+            self.conflictPolicy = conflictPolicy
+            self.checkpoint = checkpoint
+            self.progressInterval = progressInterval
+            self.activityInterval = activityInterval
+            self.activityWindow = activityWindow
+            self.clock = clock
+            self.requestAdapter = requestAdapter
+            self.retryPolicy = retryPolicy
+            self.verifier = verifier
+            self.recordObserver = recordObserver
+            self.fileKindClassifier = fileKindClassifier
+            self.logger = logger
+        }
+    }
+}

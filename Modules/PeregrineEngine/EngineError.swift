@@ -1,0 +1,23 @@
+/// Why a ``DownloadEngine`` could not be created.
+public struct EngineError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// A kind of problem; a struct with static members so that the set can grow.
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        let name: String
+        /// The download directory does not exist and cannot be created, or is not a directory.
+        public static let directoryUnavailable = Code(name: "download directory unavailable")
+        public var description: String { name }
+    }
+
+    /// What went wrong.
+    public var code: Code
+    /// The details, and what to do.
+    public var message: String
+
+    /// Creates an error.
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code): \(message)" }
+}

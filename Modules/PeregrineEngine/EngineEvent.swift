@@ -1,0 +1,40 @@
+import PeregrineCore
+
+/// Something that happened in a ``DownloadEngine``, for modern code: see
+/// ``DownloadEngine/events()``.
+public enum EngineEvent: Sendable, Hashable {
+    /// A task joined the engine.
+    case added(String)
+    /// A task waits in its list's queue for a slot.
+    case waiting(String)
+    /// A task started (or continued) downloading, at this byte of the file.
+    case started(String, offset: Int64)
+    /// Bytes arrived; at most four times a second per task (see
+    /// ``DownloadEngine/Configuration/progressInterval``).
+    case progress(String, receivedBytes: Int64, expectedBytes: Int64?)
+    /// A task paused with its connection kept.
+    case paused(String)
+    /// A task stopped: `stopped` with a resume record, or `pending` without one.
+    case stopped(String)
+    /// A task finished; its file is at `path`.
+    case finished(String, path: String)
+    /// A task failed.
+    case failed(String, FailureReason)
+    /// A task left the engine.
+    case deleted(String)
+    /// A task's file was deleted; the task stays, `pending`.
+    case fileDeleted(String)
+    /// A stored task came back changed after the process ended while it ran (SDE's
+    /// "restored from app force quit"), or with its finished file missing.
+    case restored(String, previousState: DownloadState)
+
+    /// The URL string of the task concerned.
+    public var urlString: String {
+        switch self {
+        case .added(let url), .waiting(let url), .started(let url, _), .progress(let url, _, _), .paused(let url),
+            .stopped(let url), .finished(let url, _), .failed(let url, _), .deleted(let url), .fileDeleted(let url),
+            .restored(let url, _):
+            url
+        }
+    }
+}

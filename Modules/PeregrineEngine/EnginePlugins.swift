@@ -1,0 +1,71 @@
+import PeregrineCore
+import PeregrineTransport
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Changes each request before it is sent: credentials, trust policy, headers, timeouts,
+/// a rate limit. The seam where the authentication module plugs in.
+///
+/// Called outside the engine's lock, on the thread that starts the transfer; must be quick
+/// and must not block on the engine.
+public protocol RequestAdapter: Sendable {
+    /// Adapts `request` (whose URL, `Range` and `If-Range` the engine has set) for `task`.
+    func adapt(_ request: inout TransferRequest, for task: TaskContext)
+}
+
+/// Decides whether a failed transfer is tried again before the task fails: a 401 answered
+/// with credentials, a 503 after its Retry-After, a checksum mismatch (Reed retries three times).
+///
+/// Called outside the engine's lock on the transport's thread; must be quick.
+public protocol RetryPolicy: Sendable {
+    /// What to do after `failure`; ``TaskContext/retryCount`` says how many retries came before.
+    func decision(after failure: TransferFailure, for task: TaskContext) -> RetryDecision
+}
+
+/// A ``RetryPolicy``'s answer.
+public enum RetryDecision: Sendable, Hashable {
+    /// Let the task fail.
+    case fail
+    /// Try again at once, from the bytes already on disk when the server allows resuming.
+    case retry
+    /// Try again at once from the first byte, discarding the partial file.
+    case retryFromZero
+}
+
+/// Checks a downloaded file before it is renamed into place: the seam where checksum
+/// verification plugs in, so the hash is computed while downloading.
+///
+/// For each transfer the engine asks for a sink wrapping its file sink (a hashing decorator
+/// that passes every write on); after the transfer succeeded and the length matched, it asks
+/// for a verdict, with that same sink. A resumed transfer starts at
+/// ``TaskContext/startOffset``: the bytes before it are in ``TaskContext/temporaryFilePath``.
+/// Both calls run on the transport's thread, outside the engine's lock.
+public protocol TaskFileVerifier: Sendable {
+    /// The sink the transport writes to for this transfer; return `sink` to not hash.
+    func sink(wrapping sink: any TransferSink, for task: TaskContext) -> any TransferSink
+    /// Nil when the complete temporary file may be renamed into place, else why not
+    /// (``FailureReason/Code/verification``).
+    func verify(_ sink: any TransferSink, for task: TaskContext) -> FailureReason?
+}
+
+/// Receives every change to the engine's task records: the seam where a store plugs in.
+///
+/// Called outside the engine's lock, on the thread of the operation or transfer that made the
+/// change, possibly from several threads at once: apply changes by their
+/// ``TaskRecordChange/sequence``. A change does not wait for the store.
+public protocol TaskRecordObserver: Sendable {
+    /// Records changed (or left).
+    func engineDidChange(_ changes: [TaskRecordChange])
+}
+
+/// Says what kind of file a task downloads: the seam where the thumbnails module's
+/// classification plugs in. The default answers ``FileKind/other``.
+public typealias FileKindClassifier = @Sendable (_ fileName: String, _ mimeType: String?) -> FileKind
+
+/// Called once when a task finishes (with the file's URL) or fails — never when it is
+/// paused, stopped or deleted.
+public typealias TaskCompletionHandler = @Sendable (_ urlString: String, _ result: Result<URL, FailureReason>) -> Void

@@ -1,0 +1,110 @@
+import Dispatch
+import PeregrineCore
+import PeregrineTransport
+
+/// One task inside the engine.
+///
+/// A class so that a transition changes it in place — a struct in the dictionary would be
+/// copied out and back on every change. Only touched under the engine's lock.
+final class TaskEntry: @unchecked Sendable {
+    var url: DownloadURL
+    var record: DownloadTaskRecord
+    var machine: TaskStateMachine
+    /// Position in its list's order; smaller comes first.
+    var rank: Int64
+    /// Bytes of the file received (live while downloading).
+    var receivedBytes: Int64
+    /// The transfer running or draining, if any.
+    var attempt: TransferAttempt?
+    /// A transfer was asked for while the previous one still drained.
+    var startWhenDrained = false
+    /// The handler given with the last download or resume call.
+    var completion: TaskCompletionHandler?
+    /// Retries since the user's last action.
+    var retryCount = 0
+    /// The failure that the next attempt retries.
+    var previousFailure: TransferFailure?
+
+    init(url: DownloadURL, record: DownloadTaskRecord, machine: TaskStateMachine, rank: Int64, receivedBytes: Int64) {
+        self.url = url
+        self.record = record
+        self.machine = machine
+        self.rank = rank
+        self.receivedBytes = receivedBytes
+    }
+}
+
+/// Everything an engine's lock protects.
+struct EngineState: Sendable {
+    var tasks: [String: TaskEntry] = [:]
+    /// `DownloadURL.normalizedKey` → the task's key, for duplicates.
+    var keysByNormalizedKey: [String: String] = [:]
+    var lists: [DownloadListKey: SchedulingList] = [:]
+    var defaultLimit: Int
+    var pauseBySuspending: Bool
+    var downloadNewFileImmediately: Bool
+    var hiddenFileExtension: Bool
+    var conflictPolicy: FileConflictPolicy
+    var isShutDown = false
+    var nextRank: Int64 = 0
+    var nextCommand: UInt64 = 0
+    var nextAttempt: UInt64 = 0
+    var nextRecordSequence: UInt64 = 0
+    /// Temporary names are `base + n × odd constant`: distinct for every n (an odd factor is a
+    /// bijection modulo 2⁶⁴), random across engines, and no system call per task.
+    let temporaryNameBase = UInt64.random(in: 0...UInt64.max)
+    var temporaryNameCount: UInt64 = 0
+    var nameCounters: [String: Int] = [:]
+    var taskCompletionHandler: TaskCompletionHandler?
+    // Activity tracking.
+    var tracker: ActivityTracker
+    var activityHandler: (@Sendable (ActivityReport) -> Void)?
+    var activityCompletionHandler: (@Sendable () -> Void)?
+    var trackingTimer: TrackingTimer?
+
+    /// A fresh temporary file name.
+    mutating func temporaryName() -> String {
+        temporaryNameCount += 1
+        return DownloadDirectory.temporaryName(temporaryNameBase &+ temporaryNameCount &* 0x9E37_79B9_7F4A_7C15)
+    }
+
+    /// The next sequence number for a transfer command.
+    mutating func commandSequence() -> UInt64 {
+        nextCommand += 1
+        return nextCommand
+    }
+
+    /// Keys of a list (or of all lists) in list order.
+    func keys(in list: DownloadListKey?) -> [String] {
+        tasks.values.lazy.filter { list == nil || $0.record.list == list }.sorted {
+            ($0.rank, $0.record.urlString) < ($1.rank, $1.record.urlString)
+        }
+        .map(\.record.urlString)
+    }
+}
+
+/// A repeating timer; a box so that the state stays `Sendable`.
+final class TrackingTimer: @unchecked Sendable {
+    let source: any DispatchSourceTimer
+    init(_ source: any DispatchSourceTimer) { self.source = source }
+    func cancel() { source.cancel() }
+}
+
+/// What a locked section decided to do once the lock is released, in order.
+struct Effects: Sendable {
+    var events: [EngineEvent] = []
+    var commands: [(attempt: TransferAttempt, command: TransferAttempt.Command, sequence: UInt64)] = []
+    var launches: [TransferAttempt] = []
+    var callbacks: [@Sendable () -> Void] = []
+    var refill: Set<DownloadListKey> = []
+    var dirtyKeys: [String] = []
+    var dirtySet: Set<String> = []
+    var recordChanges: [TaskRecordChange] = []
+    var syncDirectory = false
+    /// Whether record changes are collected (only when a ``TaskRecordObserver`` listens).
+    var tracksRecords = false
+
+    mutating func markDirty(_ key: String) {
+        if tracksRecords, dirtySet.insert(key).inserted { dirtyKeys.append(key) }
+    }
+}

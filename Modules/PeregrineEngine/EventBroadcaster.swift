@@ -1,0 +1,48 @@
+import Synchronization
+
+/// Hands every engine event to each open ``DownloadEngine/events()`` sequence.
+final class EventBroadcaster: Sendable {
+    private struct Subscribers {
+        var next: UInt64 = 0
+        var continuations: [UInt64: AsyncStream<EngineEvent>.Continuation] = [:]
+    }
+
+    private let subscribers = Mutex(Subscribers())
+
+    /// A new sequence of the events from now on; it ends when `finish()` is called.
+    func subscribe() -> AsyncStream<EngineEvent> {
+        let (stream, continuation) = AsyncStream<EngineEvent>.makeStream(bufferingPolicy: .unbounded)
+        let key = subscribers.withLock { subscribers in
+            let key = subscribers.next
+            subscribers.next += 1
+            subscribers.continuations[key] = continuation
+            return key
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.subscribers.withLock { $0.continuations.removeValue(forKey: key) }
+        }
+        return stream
+    }
+
+    /// Whether anyone listens.
+    var hasSubscribers: Bool { subscribers.withLock { !$0.continuations.isEmpty } }
+
+    /// Delivers events, in order. Yielding never blocks and never runs a consumer inline.
+    func yield(_ events: [EngineEvent]) {
+        guard !events.isEmpty else { return }
+        subscribers.withLock { subscribers in
+            for continuation in subscribers.continuations.values {
+                for event in events { continuation.yield(event) }
+            }
+        }
+    }
+
+    /// Ends every sequence.
+    func finish() {
+        let continuations = subscribers.withLock { subscribers in
+            defer { subscribers.continuations.removeAll() }
+            return Array(subscribers.continuations.values)
+        }
+        for continuation in continuations { continuation.finish() }
+    }
+}

@@ -1,0 +1,49 @@
+import PeregrineTransport
+
+/// The sink of one transfer: a ``FileSink`` on the task's temporary file, opened at the first
+/// byte, so a transfer that writes nothing (an empty file, a 404) creates no file and costs no
+/// buffers.
+///
+/// Thread safety: used by the transport's thread only (writes, and the engine's checkpoints
+/// and close, which run in the transfer's event handler between writes).
+final class TemporaryFileSink: TransferSink, @unchecked Sendable {
+    /// The temporary file's path.
+    let path: String
+    /// The first byte this transfer writes; the bytes before it are on disk already.
+    let startOffset: Int64
+    private var file: FileSink?
+    private var isClosed = false
+
+    init(path: String, startOffset: Int64) {
+        self.path = path
+        self.startOffset = startOffset
+    }
+
+    /// Whether a byte was written (the file was opened).
+    var isOpened: Bool { file != nil }
+
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
+        guard let file else {
+            guard !isClosed else { throw SinkWriteError(errno: 9, message: "write to \(path) after close") }  // EBADF
+            let opened = try FileSink(path: path, mode: startOffset > 0 ? .keepExisting : .truncate)
+            file = opened
+            try opened.write(bytes, at: offset)
+            return
+        }
+        try file.write(bytes, at: offset)
+    }
+
+    func flush() throws { try file?.flush() }
+
+    /// Flushes and `fsync`s; returns the offset up to which the file is durable.
+    func synchronize() throws(SinkWriteError) -> Int64 {
+        guard let file else { return startOffset }
+        return max(startOffset, try file.synchronize())
+    }
+
+    /// Flushes and closes the file; later writes fail.
+    func close() throws(SinkWriteError) {
+        isClosed = true
+        try file?.close()
+    }
+}

@@ -1,0 +1,180 @@
+import Foundation
+import PeregrineCore
+import PeregrineEngine
+import PeregrineMockTransport
+import PeregrineTransport
+import Testing
+
+/// The seams other modules plug into: request adapter and retry policy (authentication),
+/// file verifier (checksums), record observer and restore (storage).
+@Suite("DownloadEngine plug-ins")
+struct EnginePluginTests {
+    /// Answers a 401 by retrying once with the credentials the server wants.
+    struct BasicAuthentication: RequestAdapter, RetryPolicy {
+        func adapt(_ request: inout TransferRequest, for task: TaskContext) {
+            if task.previousFailure?.head?.headers["WWW-Authenticate"] != nil {
+                request.credentials = RequestCredentials(authorization: "Basic dTpw", allowPlainHTTP: true)
+            }
+        }
+        func decision(after failure: TransferFailure, for task: TaskContext) -> RetryDecision {
+            failure.reason.code == .authentication && task.retryCount == 0 ? .retry : .fail
+        }
+    }
+
+    @Test func anAuthenticationPluginRetriesAfterA401() throws {
+        let plugin = BasicAuthentication()
+        let h = try EngineHarness {
+            $0.requestAdapter = plugin
+            $0.retryPolicy = plugin
+        }
+        let body = MockBody.generated(seed: 4, count: 5000)
+        h.server.setRoute(MockRoute.file(body).requiringAuthorization("Basic dTpw"), for: "/private.bin")
+        h.server.setRoute(MockRoute.file(body).requiringAuthorization("Basic other"), for: "/denied.bin")
+        h.engine.download([h.url("/private.bin"), h.url("/denied.bin")])
+        h.runUntilIdle()
+        #expect(h.engine.state(ofTask: h.url("/private.bin")) == .finished)
+        #expect(h.bytes(of: "private.bin") == body.allBytes)
+        #expect(
+            h.server.requests(for: "/private.bin").map { $0.headers["Authorization"] ?? "-" } == ["-", "Basic dTpw"])
+        guard case .failed(let reason) = h.engine.state(ofTask: h.url("/denied.bin")) else {
+            Issue.record("expected failed")
+            return
+        }
+        #expect(reason.code == .authentication)
+        #expect(h.server.requests(for: "/denied.bin").count == 2, "one retry, then the failure")
+    }
+
+    /// Counts the bytes written through it and rejects files whose count is odd.
+    final class CountingVerifier: TaskFileVerifier, @unchecked Sendable {
+        final class Counter: TransferSink, @unchecked Sendable {
+            let downstream: any TransferSink
+            var bytes: Int64 = 0
+            var start: Int64
+            init(_ downstream: any TransferSink, start: Int64) {
+                self.downstream = downstream
+                self.start = start
+            }
+            func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
+                self.bytes += Int64(bytes.count)
+                try downstream.write(bytes, at: offset)
+            }
+            func flush() throws { try downstream.flush() }
+        }
+        let contexts = Locked<[String]>([])
+        func sink(wrapping sink: any TransferSink, for task: TaskContext) -> any TransferSink {
+            contexts.withLock { $0.append("\(task.url.string) \(task.startOffset) \(task.checksum ?? "-")") }
+            return Counter(sink, start: task.startOffset)
+        }
+        func verify(_ sink: any TransferSink, for task: TaskContext) -> FailureReason? {
+            let counter = sink as! Counter
+            return (counter.start + counter.bytes) % 2 == 1 ? FailureReason(.verification, message: "odd") : nil
+        }
+    }
+
+    @Test func aVerifierSeesEveryByteAndCanRefuseTheFile() throws {
+        let verifier = CountingVerifier()
+        let h = try EngineHarness { $0.verifier = verifier }
+        h.serve("/even.bin", count: 1000)
+        h.serve("/odd.bin", count: 1001)
+        h.engine.download([DownloadItem(h.url("/even.bin"), checksum: "sha256=00"), DownloadItem(h.url("/odd.bin"))])
+        h.runUntilIdle()
+        #expect(h.engine.state(ofTask: h.url("/even.bin")) == .finished)
+        guard case .failed(let reason) = h.engine.state(ofTask: h.url("/odd.bin")) else {
+            Issue.record("expected failed")
+            return
+        }
+        #expect(reason.code == .verification)
+        #expect(h.files == ["even.bin"], "a file that fails verification never takes the final name")
+        #expect(
+            verifier.contexts.withLock { $0 }.sorted() == [
+                "\(h.url("/even.bin")) 0 sha256=00", "\(h.url("/odd.bin")) 0 -",
+            ])
+    }
+
+    final class RecordLog: TaskRecordObserver, @unchecked Sendable {
+        let changes = Locked<[TaskRecordChange]>([])
+        func engineDidChange(_ changes: [TaskRecordChange]) { self.changes.withLock { $0 += changes } }
+    }
+
+    @Test func theObserverGetsEveryChangeInSequence() throws {
+        let log = RecordLog()
+        let h = try EngineHarness { $0.recordObserver = log }
+        h.serve("/o.bin", count: 100)
+        let url = h.url("/o.bin")
+        h.engine.download([url])
+        h.runUntilIdle()
+        h.engine.deleteTasks([url], keepFinishedFile: true)
+        let changes = log.changes.withLock { $0 }
+        #expect(changes.map(\.sequence) == Array(1...UInt64(changes.count)))
+        let states = changes.compactMap { change -> DownloadState? in
+            if case .upsert(let record) = change.kind { record.state } else { nil }
+        }
+        #expect(states.first == .downloading)
+        #expect(states.last == .finished)
+        #expect(changes.last?.kind == .remove(urlString: url))
+        if case .upsert(let finished) = changes.dropLast().last?.kind {
+            #expect(finished.fileName == "o.bin")
+            #expect(finished.expectedLength == 100)
+            #expect(finished.finishedAt == EngineHarness.date)
+            #expect(finished.resumeRecord == nil)
+        }
+    }
+
+    @Test func restoringAppliesTheCrashRules() async throws {
+        let h = try EngineHarness()
+        let body = h.serve("/r.bin", count: 20_000, entityTag: "\"r\"")
+        h.serve("/gone.bin", count: 10)
+        func record(
+            _ path: String, _ state: DownloadState, offset: Int64? = nil, file: String? = nil, temporary: String
+        )
+            -> DownloadTaskRecord
+        {
+            DownloadTaskRecord(
+                urlString: h.url(path), state: state,
+                resumeRecord: offset.map {
+                    ResumeRecord(offset: $0, validator: .entityTag("\"r\""), expectedLength: 20_000)
+                },
+                fileName: file, temporaryFileName: temporary, addedAt: EngineHarness.date)
+        }
+        // A partial file holding more than recorded (bytes past the sync are not trusted).
+        try Data(body.bytes(in: 0..<9000)).write(to: URL(fileURLWithPath: h.downloads + "/.peregrine-r.part"))
+        try Data("done".utf8).write(to: URL(fileURLWithPath: h.downloads + "/kept.bin"))
+        let result = h.engine.restore([
+            record("/r.bin", .downloading, offset: 8000, temporary: ".peregrine-r.part"),
+            record("/lost.bin", .paused, offset: 5000, temporary: ".peregrine-lost.part"),
+            record("/kept.bin", .finished, file: "kept.bin", temporary: ".peregrine-k.part"),
+            record("/gone.bin", .finished, file: "gone.bin", temporary: ".peregrine-g.part"),
+            record("/p.bin", .pending, temporary: ".peregrine-p.part"),
+            record("/R.BIN", .pending, temporary: ".peregrine-x.part"),
+            DownloadTaskRecord(urlString: "ftp://x/y", state: .pending, temporaryFileName: ".a", addedAt: .now),
+            record("/r.bin", .pending, temporary: ".peregrine-dup.part"),
+            record("/n.bin", .notInList, temporary: ".peregrine-n.part"),
+            record("/evil.bin", .pending, temporary: "../evil"),
+        ])
+        #expect(
+            result.restored == [
+                h.url("/r.bin"), h.url("/lost.bin"), h.url("/kept.bin"), h.url("/gone.bin"), h.url("/p.bin"),
+                h.url("/R.BIN"),
+            ])
+        #expect(result.recovered == [h.url("/r.bin"), h.url("/lost.bin"), h.url("/gone.bin")])
+        #expect(
+            result.rejected.map(\.urlString) == ["ftp://x/y", h.url("/r.bin"), h.url("/n.bin"), h.url("/evil.bin")])
+        #expect(h.engine.state(ofTask: h.url("/r.bin")) == .stopped)
+        #expect(h.engine.state(ofTask: h.url("/lost.bin")) == .pending, "its partial file is gone")
+        #expect(h.engine.state(ofTask: h.url("/kept.bin")) == .finished)
+        #expect(h.engine.state(ofTask: h.url("/gone.bin")) == .pending)
+        #expect(h.engine.receivedByteCount(ofTask: h.url("/r.bin")) == 8000)
+        #expect(h.engine.downloadDetail(ofTask: h.url("/r.bin")) == "8 KB/20 KB")
+        #expect(h.server.requests.isEmpty, "nothing starts")
+
+        let events = await h.recorder.wait { $0.count >= 9 }
+        #expect(events.contains(.restored(h.url("/r.bin"), previousState: .downloading)))
+        #expect(events.contains(.restored(h.url("/lost.bin"), previousState: .paused)))
+        #expect(events.contains(.restored(h.url("/gone.bin"), previousState: .finished)))
+
+        h.engine.resumeTasks([h.url("/r.bin")])
+        h.runUntilIdle()
+        #expect(h.bytes(of: "r.bin") == body.allBytes)
+        #expect(h.ranges("/r.bin") == ["bytes=8000- \"r\""])
+    }
+}
