@@ -36,7 +36,8 @@ let package = Package(
     name: "Peregrine",
     platforms: [.macOS(.v15)],
     products: libraries.map { .library(name: $0, targets: [$0]) } + [
-        .executable(name: "peregrine", targets: ["peregrine"])
+        .executable(name: "peregrine", targets: ["peregrine"]),
+        .executable(name: "peregrine-queue", targets: ["peregrine-queue"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
@@ -95,8 +96,9 @@ let package = Package(
         module(
             "Peregrine",
             dependencies: [
-                "PeregrineEngine", "PeregrineCurlTransport", "PeregrineJSONStorage", "PeregrineSorting",
-                "PeregrineThumbnails",
+                "PeregrineEngine", "PeregrineCurlTransport", "PeregrineStorage", "PeregrineJSONStorage",
+                "PeregrinePlistStorage", "PeregrineSorting", "PeregrineThumbnails", "PeregrineAuth",
+                "PeregrineVerification", logging,
             ]
         ),
 
@@ -104,10 +106,17 @@ let package = Package(
         .executableTarget(
             name: "peregrine",
             dependencies: [
-                "PeregrineCurlTransport", "PeregrineVerification", "PeregrineAuth",
+                "PeregrineCurlTransport", "PeregrineVerification", "PeregrineAuth", "PeregrineStorage",
+                "PeregrineJSONStorage", "PeregrinePlistStorage",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Examples/peregrine"
+        ),
+        // A persistent download queue on the facade: add, run, list; survives kill -9.
+        .executableTarget(
+            name: "peregrine-queue",
+            dependencies: ["Peregrine", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Examples/peregrine-queue"
         ),
 
         // Test support: a loopback HTTP server that serves the mock transport's routes, an nginx
@@ -141,6 +150,20 @@ let package = Package(
                 "PeregrineAuth", "PeregrineCore", "PeregrineTransport", "PeregrineMockTransport",
                 "PeregrineCurlTransport",
                 "PeregrineVerification", "TestSupport",
+            ]
+        ),
+        tests(
+            "PeregrineStorageTests",
+            dependencies: [
+                "PeregrineStorage", "PeregrinePlistStorage", "PeregrineJSONStorage", "PeregrineCore", "TestSupport",
+            ]
+        ),
+        tests(
+            "PeregrineTests",
+            dependencies: [
+                "Peregrine", "PeregrineEngine", "PeregrineCore", "PeregrineTransport", "PeregrineMockTransport",
+                "PeregrineCurlTransport", "PeregrineStorage", "PeregrineJSONStorage", "PeregrinePlistStorage",
+                "PeregrineSorting", "PeregrineThumbnails", "PeregrineVerification", "TestSupport",
             ]
         ),
         tests("PeregrineSortingTests", dependencies: ["PeregrineSorting", "PeregrineCore"]),

@@ -183,3 +183,11 @@ final class Locked<Value: Sendable>: Sendable {
         }
     }
 }
+
+/// Runs `body` on a new thread (not the cooperative pool) and returns its result.
+func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        let thread = Thread { continuation.resume(returning: body()) }
+        thread.start()
+    }
+}

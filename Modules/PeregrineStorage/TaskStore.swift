@@ -1,0 +1,325 @@
+@_exported import PeregrineCore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Where a download manager keeps its state between runs: one store per manager identifier.
+///
+/// The engine and the facade describe every change as a ``StoreChange`` and hand it to
+/// ``record(_:)`` as it happens; the store appends it to a journal (O(1) per change, whatever
+/// the size of the list) and folds the journal into a snapshot when it compacts. ``load()``
+/// gives back everything as one ``StoreSnapshot``.
+///
+/// Implementations are thread-safe; ``record(_:)`` never blocks on disk I/O for longer than it
+/// takes to copy the change into a buffer.
+public protocol TaskStore: AnyObject, Sendable {
+    /// The manager identifier this store belongs to.
+    var identifier: String { get }
+
+    /// Reads the snapshot and replays the journal. A torn last journal entry (a crash in the
+    /// middle of a write) is dropped and reported in ``StoreSnapshot/repairs``; a corrupt
+    /// snapshot falls back to the previous one when there is one, else throws
+    /// ``StoreError/Code/corrupt`` and leaves the files untouched.
+    func load() throws(StoreError) -> StoreSnapshot
+
+    /// Records changes, in order. They reach the journal file within
+    /// ``StoreConfiguration/flushDelay``; ``StoreChange/isDurable`` changes (a task added,
+    /// finished, failed, removed; list, trash, configuration) are written and synced before
+    /// this returns.
+    func record(_ changes: [StoreChange]) throws(StoreError)
+
+    /// Writes and syncs every recorded change now (the seed's `saveData()`).
+    func save() throws(StoreError)
+
+    /// Folds the journal into a new snapshot, atomically, and starts an empty journal.
+    func compact() throws(StoreError)
+
+    /// Saves, and releases the files. Later calls throw ``StoreError/Code/closed``.
+    func close() throws(StoreError)
+}
+
+/// Options shared by the backends.
+public struct StoreConfiguration: Sendable, Hashable {
+    /// The directory holding one file set per manager identifier.
+    public var rootDirectory: String
+    /// The longest a non-durable change (progress, a resume offset) waits in memory before it
+    /// is written to the journal.
+    public var flushDelay: Duration
+    /// Compact when the journal holds more entries than this and more than the snapshot.
+    public var compactionThreshold: Int
+
+    /// Options with a root directory, one second of flush delay and a 10 000-entry threshold.
+    public init(rootDirectory: String, flushDelay: Duration = .seconds(1), compactionThreshold: Int = 10_000) {
+        self.rootDirectory = rootDirectory
+        self.flushDelay = flushDelay
+        self.compactionThreshold = compactionThreshold
+    }
+
+    /// `$XDG_DATA_HOME/peregrine`, or `~/.local/share/peregrine`.
+    public static var defaultRootDirectory: String {
+        let environment = ProcessInfo.processInfo.environment
+        if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") { return data + "/peregrine" }
+        let home = environment["HOME"] ?? "/tmp"
+        return home + "/.local/share/peregrine"
+    }
+}
+
+/// A value of a property list, kept exactly: a date stays a date, data stays data, an integer
+/// stays an integer (never a real) in both backends. Used for tasks' meta info and the
+/// manager's configuration.
+public indirect enum PropertyListValue: Sendable, Hashable {
+    case string(String)
+    case integer(Int64)
+    case real(Double)
+    case boolean(Bool)
+    case date(Date)
+    case data(Data)
+    case array([PropertyListValue])
+    case dictionary([String: PropertyListValue])
+}
+
+/// What a store keeps of a task's checksum verification.
+public struct StoredVerification: Sendable, Hashable {
+    /// `unverified`, `verified` or `mismatch`.
+    public var status: String
+    /// The expected checksum as `algorithm=hex`, for a mismatch.
+    public var expected: String?
+    /// The computed checksum as `algorithm=hex`, for a mismatch.
+    public var actual: String?
+
+    /// A verification record.
+    public init(status: String, expected: String? = nil, actual: String? = nil) {
+        self.status = status
+        self.expected = expected
+        self.actual = actual
+    }
+}
+
+/// Everything a store keeps of one task.
+public struct StoredTask: Sendable, Hashable {
+    /// The URL exactly as the user gave it: the task's key.
+    public var urlString: String
+    /// The identifier of the download list (scope) the task belongs to; empty for the default.
+    public var list: String
+    /// The name shown for the task, when it differs from the file name.
+    public var displayName: String?
+    /// The file's name, relative to the download directory.
+    public var fileName: String?
+    /// The hidden temporary file beside it, relative to the download directory.
+    public var temporaryFileName: String?
+    /// The name the caller asked for.
+    public var preferredFileName: String?
+    /// The file kind.
+    public var kind: FileKind?
+    /// The response's MIME type.
+    public var mimeType: String?
+    /// The file's size, when known.
+    public var expectedLength: Int64?
+    /// The bytes received when the record was taken.
+    public var receivedLength: Int64
+    /// The state, with its failure reason.
+    public var state: DownloadState
+    /// Where the transfer can continue.
+    public var resumeRecord: ResumeRecord?
+    /// When the task was added.
+    public var addedAt: Date
+    /// When it finished.
+    public var finishedAt: Date?
+    /// The caller's meta info (SDE's `metaInfo`), property-list typed.
+    public var metaInfo: [String: PropertyListValue]
+    /// The expected checksum specification (`sha256=…`).
+    public var checksum: String?
+    /// The verification result.
+    public var verification: StoredVerification?
+
+    /// A task record.
+    public init(
+        urlString: String, list: String = "", displayName: String? = nil, fileName: String? = nil,
+        temporaryFileName: String? = nil, preferredFileName: String? = nil, kind: FileKind? = nil,
+        mimeType: String? = nil, expectedLength: Int64? = nil, receivedLength: Int64 = 0, state: DownloadState,
+        resumeRecord: ResumeRecord? = nil, addedAt: Date, finishedAt: Date? = nil,
+        metaInfo: [String: PropertyListValue] = [:], checksum: String? = nil, verification: StoredVerification? = nil
+    ) {
+        self.urlString = urlString
+        self.list = list
+        self.displayName = displayName
+        self.fileName = fileName
+        self.temporaryFileName = temporaryFileName
+        self.preferredFileName = preferredFileName
+        self.kind = kind
+        self.mimeType = mimeType
+        self.expectedLength = expectedLength
+        self.receivedLength = receivedLength
+        self.state = state
+        self.resumeRecord = resumeRecord
+        self.addedAt = addedAt
+        self.finishedAt = finishedAt
+        self.metaInfo = metaInfo
+        self.checksum = checksum
+        self.verification = verification
+    }
+}
+
+/// Everything a store keeps of one download list: its order, sections, sorting and trash.
+public struct StoredList: Sendable, Hashable {
+    /// The list's identifier; empty for the default list.
+    public var identifier: String
+    /// The URL strings, section by section.
+    public var sections: [[String]]
+    /// One title per section.
+    public var sectionTitles: [String]
+    /// The trash (SDE's `toDeleteList`), most recently deleted first.
+    public var trash: [String]
+    /// The sort type's raw value (`manual`, `addTime`, `fileName`, `fileSize`, `fileType`).
+    public var sortType: String
+    /// The sort order's raw value (`ascending`, `descending`).
+    public var sortOrder: String
+    /// The sectioning options' raw bits.
+    public var sectioning: Int
+    /// The moment add-time groups were computed for.
+    public var addTimeReference: Date?
+    /// The list's concurrency limit (≤ 0 unlimited); nil for the manager's.
+    public var maxDownloadCount: Int?
+
+    /// A list record.
+    public init(
+        identifier: String = "", sections: [[String]] = [], sectionTitles: [String] = [], trash: [String] = [],
+        sortType: String = "addTime", sortOrder: String = "ascending", sectioning: Int = 0,
+        addTimeReference: Date? = nil, maxDownloadCount: Int? = nil
+    ) {
+        self.identifier = identifier
+        self.sections = sections
+        self.sectionTitles = sectionTitles
+        self.trash = trash
+        self.sortType = sortType
+        self.sortOrder = sortOrder
+        self.sectioning = sectioning
+        self.addTimeReference = addTimeReference
+        self.maxDownloadCount = maxDownloadCount
+    }
+}
+
+/// A persisted custom thumbnail: which image file belongs to which task.
+public struct StoredCustomThumbnail: Sendable, Hashable {
+    /// The image file's name inside the custom-thumbnail directory.
+    public var fileName: String
+    /// Width in pixels.
+    public var width: Int
+    /// Height in pixels.
+    public var height: Int
+    /// The pixel format's raw value.
+    public var pixelFormat: String
+    /// The image format's raw value.
+    public var format: String
+    /// A hash of the image data.
+    public var contentIdentifier: String
+
+    /// A custom-thumbnail record.
+    public init(
+        fileName: String, width: Int, height: Int, pixelFormat: String, format: String, contentIdentifier: String
+    ) {
+        self.fileName = fileName
+        self.width = width
+        self.height = height
+        self.pixelFormat = pixelFormat
+        self.format = format
+        self.contentIdentifier = contentIdentifier
+    }
+}
+
+/// One change to a store's state.
+public enum StoreChange: Sendable, Hashable {
+    /// A task was added or changed: keep this record (replaces any earlier one for its URL).
+    case putTask(StoredTask)
+    /// A task left the manager.
+    case removeTask(urlString: String)
+    /// A list changed: keep this record (replaces the list with its identifier).
+    case putList(StoredList)
+    /// A list was removed.
+    case removeList(identifier: String)
+    /// The manager's configuration (max count, flags …), replaced as a whole.
+    case setConfiguration([String: PropertyListValue])
+    /// A task's custom thumbnail was set (or removed, with nil).
+    case setCustomThumbnail(urlString: String, StoredCustomThumbnail?)
+
+    /// Whether the change must be on disk before ``TaskStore/record(_:)`` returns: every change
+    /// except a task update that only moves its progress (`downloading` with a new received
+    /// length or resume offset).
+    public var isDurable: Bool {
+        if case .putTask(let task) = self, task.state == .downloading { return false }
+        return true
+    }
+}
+
+/// Everything a store holds for one manager.
+public struct StoreSnapshot: Sendable, Hashable {
+    /// The tasks, in the order they were first added.
+    public var tasks: [StoredTask]
+    /// The lists by identifier.
+    public var lists: [String: StoredList]
+    /// The manager's configuration.
+    public var configuration: [String: PropertyListValue]
+    /// Custom thumbnails by task URL string.
+    public var customThumbnails: [String: StoredCustomThumbnail]
+    /// What ``TaskStore/load()`` had to repair (a torn journal entry dropped, a snapshot
+    /// replaced by its backup …), for the log; empty when the files were sound.
+    public var repairs: [String]
+
+    /// A snapshot.
+    public init(
+        tasks: [StoredTask] = [], lists: [String: StoredList] = [:], configuration: [String: PropertyListValue] = [:],
+        customThumbnails: [String: StoredCustomThumbnail] = [:], repairs: [String] = []
+    ) {
+        self.tasks = tasks
+        self.lists = lists
+        self.configuration = configuration
+        self.customThumbnails = customThumbnails
+        self.repairs = repairs
+    }
+}
+
+/// Why a store could not read or write.
+public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The kind of failure.
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+        /// A file could not be read or written (permissions, I/O error).
+        public static let ioFailed = Code("ioFailed")
+        /// The disk is full (ENOSPC, EDQUOT): nothing already stored was lost.
+        public static let diskFull = Code("diskFull")
+        /// A file is not what this backend wrote and no backup could replace it.
+        public static let corrupt = Code("corrupt")
+        /// A file was written by a newer format version.
+        public static let unsupportedVersion = Code("unsupportedVersion")
+        /// Another process holds the store's lock.
+        public static let locked = Code("locked")
+        /// The identifier cannot name a file set (empty, a path, hidden).
+        public static let invalidIdentifier = Code("invalidIdentifier")
+        /// The store was closed.
+        public static let closed = Code("closed")
+        public var description: String { name }
+    }
+
+    /// The kind of failure.
+    public var code: Code
+    /// The file concerned, when there is one.
+    public var path: String?
+    /// What happened, for people.
+    public var message: String
+
+    /// An error.
+    public init(_ code: Code, path: String? = nil, _ message: String) {
+        self.code = code
+        self.path = path
+        self.message = message
+    }
+
+    public var description: String {
+        if let path { return "\(code): \(path): \(message)" }
+        return "\(code): \(message)"
+    }
+}
