@@ -29,11 +29,9 @@
 # same disk as the repository; each output is deleted after its run.
 set -euo pipefail
 
-die() { printf 'p3.sh: error: %s\n' "$*" >&2; exit 1; }
-note() { printf '==> %s\n' "$*" >&2; }
-
-SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-REPO=$(cd "$SCRIPT_DIR/.." && pwd)
+SCRIPT_NAME=p3.sh
+# shellcheck source=Benchmarks/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 COMMAND="bash Benchmarks/p3.sh"
 for arg in "$@"; do COMMAND+=" $(printf '%q' "$arg")"; done
 
@@ -82,23 +80,8 @@ elif (( SIZE % (1 << 20) == 0 )); then SIZE_HUMAN="$((SIZE >> 20)) MiB"
 else SIZE_HUMAN="$SIZE-byte"; fi
 
 # ---------------------------------------------------------------- system packages
-as_root() {
-    if [[ $EUID -eq 0 ]]; then "$@"
-    elif command -v sudo >/dev/null; then sudo "$@"
-    else die "need root to run: $* (or install the packages yourself)"; fi
-}
-PACKAGES=(nginx-light curl time openssl diffutils)
-missing=()
-for p in "${PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
-if [[ ${#missing[@]} -gt 0 ]]; then
-    note "installing missing Debian packages: ${missing[*]}"
-    as_root apt-get update -qq || die "apt-get update failed"
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" \
-        || die "apt-get install ${missing[*]} failed"
-fi
-NGINX=$(command -v nginx || true)
-[[ -n $NGINX ]] || NGINX=/usr/sbin/nginx
-[[ -x $NGINX ]] || die "nginx not found after installing nginx-light"
+ensure_packages nginx-light curl time openssl diffutils
+NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 [[ -x /usr/bin/time ]] || die "/usr/bin/time not found (Debian package 'time')"
 for tool in curl openssl timeout cmp; do command -v "$tool" >/dev/null || die "$tool not found"; done
 
@@ -143,94 +126,19 @@ EXPECTED=$(cat "$FILE.sha256")
 WRONG=$(printf '%s' "$EXPECTED" | tr '0123456789abcdef' '123456789abcdef0')
 
 # ---------------------------------------------------------------- nginx
-NGX_DIR=$(mktemp -d "${TMPDIR:-/tmp}/p3-nginx.XXXXXX")
-NGINX_PID=
 cleanup() {
     local rc=$?
-    if [[ -n $NGINX_PID ]] && kill -0 "$NGINX_PID" 2>/dev/null; then
-        kill -TERM "$NGINX_PID" 2>/dev/null || true
-        wait "$NGINX_PID" 2>/dev/null || true
-    fi
-    rm -rf "$NGX_DIR"
+    stop_nginx
+    [[ -n $NGINX_DIR ]] && rm -rf "$NGINX_DIR"
     rm -rf "$WORK/out/run"
     exit "$rc"
 }
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
-
-port_in_use() {  # is a socket listening on TCP port $1 (any address)?
-    local hex
-    hex=$(printf '%04X' "$1")
-    awk -v h="$hex" '$4 == "0A" { n = split($2, a, ":"); if (a[n] == h) found = 1 } END { exit !found }' \
-        /proc/net/tcp /proc/net/tcp6 2>/dev/null
-}
-
-# Run as root, nginx's workers would switch to "nobody", who may not reach the files: keep our user.
-NGINX_USER=
-[[ $EUID -eq 0 ]] && NGINX_USER="user $(id -un) $(id -gn);"
-
-start_nginx() {  # the same server as p1.sh's
-    local port attempt i
-    for attempt in 1 2 3 4 5 6 7 8; do
-        port=$((20000 + RANDOM % 40000))
-        port_in_use "$port" && continue
-        mkdir -p "$NGX_DIR/tmp"
-        cat >"$NGX_DIR/nginx.conf" <<EOF
-daemon off;
-$NGINX_USER
-worker_processes 1;
-pid $NGX_DIR/nginx.pid;
-error_log $NGX_DIR/error.log warn;
-events { worker_connections 256; }
-http {
-    access_log off;
-    sendfile on;
-    tcp_nopush on;
-    default_type application/octet-stream;
-    client_body_temp_path $NGX_DIR/tmp/client;
-    proxy_temp_path $NGX_DIR/tmp/proxy;
-    fastcgi_temp_path $NGX_DIR/tmp/fastcgi;
-    uwsgi_temp_path $NGX_DIR/tmp/uwsgi;
-    scgi_temp_path $NGX_DIR/tmp/scgi;
-    server {
-        listen 127.0.0.1:$port;
-        root $WORK/www;
-        location / { }
-    }
-}
-EOF
-        "$NGINX" -p "$NGX_DIR" -c "$NGX_DIR/nginx.conf" -e "$NGX_DIR/error.log" >"$NGX_DIR/stdout.log" 2>&1 &
-        NGINX_PID=$!
-        for i in $(seq 1 100); do
-            if ! kill -0 "$NGINX_PID" 2>/dev/null; then break; fi
-            if curl -fsS -o /dev/null -r 0-0 "http://127.0.0.1:$port/$NAME" 2>/dev/null; then
-                PORT=$port
-                return 0
-            fi
-            sleep 0.1
-        done
-        if kill -0 "$NGINX_PID" 2>/dev/null; then
-            kill -TERM "$NGINX_PID" 2>/dev/null || true
-            wait "$NGINX_PID" 2>/dev/null || true
-            NGINX_PID=
-            cat "$NGX_DIR/error.log" "$NGX_DIR/stdout.log" >&2 2>/dev/null || true
-            die "nginx started but does not serve http://127.0.0.1:$port/$NAME"
-        fi
-        wait "$NGINX_PID" 2>/dev/null || true
-        NGINX_PID=
-        if grep -q "in use" "$NGX_DIR/error.log" "$NGX_DIR/stdout.log" 2>/dev/null; then
-            : >"$NGX_DIR/error.log"; continue   # lost a race for the port: try another
-        fi
-        cat "$NGX_DIR/error.log" "$NGX_DIR/stdout.log" >&2 2>/dev/null || true
-        die "nginx failed to start (config: $NGX_DIR/nginx.conf)"
-    done
-    die "found no free port for nginx"
-}
-PORT=
-start_nginx
-URL=http://127.0.0.1:$PORT/$NAME
-note "nginx $("$NGINX" -v 2>&1 | sed 's/^nginx version: //') serving $URL"
+start_nginx "$WORK/www" "$NAME"
+URL=http://127.0.0.1:$NGINX_PORT/$NAME
+note "serving $URL"
 
 # ---------------------------------------------------------------- contenders
 DOWNLOADS=(get get-sha256)
@@ -326,11 +234,6 @@ for ((r = 1; r <= ROUNDS; r++)); do
 done
 
 # ---------------------------------------------------------------- report
-median() {  # median of the numbers in $1 (space separated)
-    tr ' ' '\n' <<<"$1" | awk 'NF' | sort -g | awk '{a[NR]=$1} END {
-        if (NR == 0) { print ""; exit }
-        if (NR % 2) printf "%.3f\n", a[(NR+1)/2]; else printf "%.3f\n", (a[NR/2] + a[NR/2+1]) / 2 }'
-}
 declare -A MED_WALL MED_RSS
 for c in "${DOWNLOADS[@]}" "${HASHERS[@]}"; do
     MED_WALL[$c]=$(median "${WALLS[$c]}")
