@@ -14,8 +14,9 @@ import PeregrineVerification
     import Glibc
 #endif
 
-/// `peregrine get URL... [-o DIR] [--checksum ALGORITHM=HEX]...`: downloads each URL into a
-/// directory with a live progress line, verifying checksums while the bytes arrive.
+/// `peregrine get URL... [-o DIR] [--checksum ALGORITHM=HEX]... [--checksum-url URL]...`:
+/// downloads each URL into a directory with a live progress line, verifying checksums (given,
+/// or read from a checksum file) while the bytes arrive.
 struct GetCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "get",
@@ -63,6 +64,14 @@ struct GetCommand: AsyncParsableCommand {
             valueName: "algorithm=hex"))
     var checksums: [String] = []
 
+    @Option(
+        name: .customLong("checksum-url"),
+        help: ArgumentHelp(
+            "A checksum file to take the expected digest from: NAME.sha256 or a SHA256SUMS-style list, "
+                + "whose entry is picked by the file's name. Give it once for every URL, or once per URL in order.",
+            valueName: "url"))
+    var checksumURLs: [String] = []
+
     @Flag(help: "Delete a file whose checksum does not match instead of keeping it as NAME.mismatch.")
     var deleteMismatched = false
 
@@ -80,6 +89,7 @@ struct GetCommand: AsyncParsableCommand {
         guard parallel >= 1 else { throw ValidationError("--parallel must be at least 1") }
         guard maxRedirects >= 0 else { throw ValidationError("--max-redirects must not be negative") }
         _ = try expectedChecksums()
+        _ = try checksumSources()
         guard AuthenticationScheme.schemes(named: auth) != nil else {
             throw ValidationError("--auth takes basic, digest or any, not \(auth)")
         }
@@ -124,9 +134,31 @@ struct GetCommand: AsyncParsableCommand {
         return result
     }
 
+    /// The checksum file of each URL, in order (nil when none was given).
+    private func checksumSources() throws(ValidationError) -> [DownloadURL?] {
+        guard !checksumURLs.isEmpty else { return urls.map { _ in nil } }
+        guard checksums.isEmpty else { throw ValidationError("give --checksum or --checksum-url, not both") }
+        guard checksumURLs.count == 1 || checksumURLs.count == urls.count else {
+            throw ValidationError(
+                "give one --checksum-url for every URL, or one per URL in order: \(urls.count) URLs, "
+                    + "\(checksumURLs.count) checksum URLs")
+        }
+        var sources: [DownloadURL?] = []
+        for string in checksumURLs {
+            do {
+                sources.append(try DownloadURL(string))
+            } catch {
+                throw ValidationError(
+                    "--checksum-url \(string.count > 80 ? String(string.prefix(80)) + "…" : string): \(error)")
+            }
+        }
+        return sources.count == 1 ? urls.map { _ in sources[0] } : sources
+    }
+
     func run() async throws {
         // Every URL and checksum is checked before any I/O.
         let expected = try expectedChecksums()
+        let sources = try checksumSources()
         var requests: [TransferRequest] = []
         for string in urls {
             do {
@@ -153,8 +185,11 @@ struct GetCommand: AsyncParsableCommand {
             func launch() {
                 let request = requests[next]
                 let checksum = expected[next]
+                let source = sources[next]
                 next += 1
-                group.addTask { await download(request, checksum: checksum, with: transport, board: board) }
+                group.addTask {
+                    await download(request, checksum: checksum, from: source, with: transport, board: board)
+                }
             }
             while next < requests.count, next < parallel { launch() }
             for await succeeded in group {
@@ -196,6 +231,28 @@ struct GetCommand: AsyncParsableCommand {
         return "the file was kept as \(aside)"
     }
 
+    /// Reads the expected checksum of the file `name` from a checksum file, fetched into memory
+    /// (at most 1 MiB) with the download's trust and redirect settings.
+    private func fetchChecksum(
+        from source: DownloadURL, for name: String, like template: TransferRequest, with transport: any Transport
+    ) async throws -> Checksum {
+        var request = template
+        request.url = source
+        let sink = MemorySink(limit: 1 << 20)
+        do {
+            _ = try await transport.download(request, to: sink)
+        } catch {
+            throw CommandFailure("no checksum from \(source): \(error)")
+        }
+        do {
+            return try ChecksumList.checksum(
+                fromChecksumFile: String(decoding: sink.bytes, as: UTF8.self), named: source.url.lastPathComponent,
+                forFileNamed: [name])
+        } catch {
+            throw CommandFailure("no checksum from \(source): \(error)")
+        }
+    }
+
     private var trustPolicy: TrustPolicy {
         if insecure { return .insecure }
         let authorities: TrustPolicy.Authorities = cacert.map { .file(path: $0) } ?? .system
@@ -206,7 +263,8 @@ struct GetCommand: AsyncParsableCommand {
     /// it into place; returns whether it succeeded.
     private func download(
         _ request: TransferRequest,
-        checksum: Checksum?,
+        checksum given: Checksum?,
+        from source: DownloadURL?,
         with transport: any Transport,
         board: ProgressBoard
     ) async -> Bool {
@@ -215,6 +273,10 @@ struct GetCommand: AsyncParsableCommand {
         let partial = directory + ".\(name).\(UInt32.random(in: 0...UInt32.max)).part"
         let slot = board.begin(name)
         do {
+            var checksum = given
+            if let source {
+                checksum = try await fetchChecksum(from: source, for: name, like: request, with: transport)
+            }
             let file = try FileSink(path: partial)
             // With a checksum, the bytes are hashed on their own thread while they are written.
             let hashing = try checksum.map { expected throws(VerificationError) in

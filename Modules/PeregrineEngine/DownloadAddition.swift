@@ -1,4 +1,5 @@
 import PeregrineCore
+import PeregrineVerification
 
 /// What ``DownloadEngine/download(_:in:completion:)`` did with each URL: added, a duplicate of
 /// a task already there (or earlier in the same call), or invalid. Rejected URLs changed nothing.
@@ -19,12 +20,29 @@ public struct DownloadAddition: Sendable, Hashable {
         public var error: URLValidationError
     }
 
+    /// A download whose checksum (or checksum URL) cannot be used: refused when it is added,
+    /// not at the end of its download.
+    public struct InvalidChecksum: Sendable, Hashable {
+        /// The URL string given.
+        public var urlString: String
+        /// The checksum specification (or checksum URL) given.
+        public var checksum: String
+        /// Why it was refused: ``VerificationError/Code/unsupportedAlgorithm``,
+        /// ``VerificationError/Code/invalidHex``, ``VerificationError/Code/wrongDigestLength``,
+        /// ``VerificationError/Code/emptyChecksum``, ``VerificationError/Code/malformedChecksum``,
+        /// or ``VerificationError/Code/checksumFileUnavailable`` for a checksum URL that is no
+        /// http(s) URL.
+        public var error: VerificationError
+    }
+
     /// The URL strings of the new tasks, in the order given.
     public var added: [String] = []
     /// The duplicates, in the order given.
     public var duplicates: [Duplicate] = []
     /// The invalid URLs, in the order given.
     public var invalid: [Invalid] = []
+    /// The downloads refused for their checksum, in the order given.
+    public var invalidChecksums: [InvalidChecksum] = []
 
     /// Creates an empty result.
     public init() {}

@@ -1,4 +1,5 @@
 import PeregrineCore
+import PeregrineVerification
 
 extension DownloadEngine {
     // MARK: Adding
@@ -23,18 +24,25 @@ extension DownloadEngine {
     }
 
     /// Adds downloads with a preferred file name or a checksum each; see ``download(_:in:completion:)-([String],_,_)``.
+    ///
+    /// A checksum the verifier cannot use (an unknown algorithm, hex of the wrong length or
+    /// with a typo, an empty one) or a checksum URL that is no http(s) URL refuses the item
+    /// (``DownloadAddition/invalidChecksums``) before anything changes. A custom
+    /// ``TaskFileVerifier`` decides what it accepts; with none, checksums are not checked.
     @discardableResult
     public func download(
         _ items: [DownloadItem], in list: DownloadListKey = .default, completion: TaskCompletionHandler? = nil
     ) -> DownloadAddition {
         var parsed: [(DownloadItem, Result<DownloadURL, URLValidationError>)] = []
         parsed.reserveCapacity(items.count)
+        var invalidChecksums: [String: VerificationError] = [:]
         for item in items {
             do throws(URLValidationError) {
                 parsed.append((item, .success(try DownloadURL(item.urlString))))
             } catch {
                 parsed.append((item, .failure(error)))
             }
+            if let error = checksumError(of: item) { invalidChecksums[item.urlString] = error }
         }
         let now = clock.date()
         return perform { state, effects in
@@ -49,6 +57,12 @@ extension DownloadEngine {
                 case .success(let value):
                     url = value
                 }
+                if let error = invalidChecksums[item.urlString] {
+                    result.invalidChecksums.append(
+                        .init(
+                            urlString: item.urlString, checksum: item.checksum ?? item.checksumURL ?? "", error: error))
+                    continue
+                }
                 if let existing = state.keysByNormalizedKey[url.normalizedKey]
                     ?? state.tasks[url.string]?.record.urlString
                 {
@@ -58,7 +72,9 @@ extension DownloadEngine {
                 let record = DownloadTaskRecord(
                     urlString: url.string, list: list, state: .notInList,
                     temporaryFileName: state.temporaryName(),
-                    preferredFileName: item.preferredFileName, checksum: item.checksum, addedAt: now)
+                    preferredFileName: item.preferredFileName, checksum: item.checksum, addedAt: now,
+                    checksumURL: item.checksum == nil ? item.checksumURL : nil,
+                    verificationRetry: item.verificationRetry)
                 insert(url: url, record: record, machine: TaskStateMachine(), &state)
                 state.tasks[url.string]?.completion = completion
                 try? transition(url.string, .add, &state, &effects)
@@ -69,6 +85,25 @@ extension DownloadEngine {
                 result.added.append(url.string)
             }
             return result
+        }
+    }
+
+    /// Why an item's checksum (or checksum URL) cannot be used, if it cannot.
+    private func checksumError(of item: DownloadItem) -> VerificationError? {
+        if let specification = item.checksum {
+            do throws(VerificationError) {
+                try verifier?.validate(checksum: specification)
+            } catch {
+                return error
+            }
+            return nil
+        }
+        guard let checksumURL = item.checksumURL else { return nil }
+        do throws(URLValidationError) {
+            _ = try DownloadURL(checksumURL)
+            return nil
+        } catch {
+            return VerificationError(.checksumFileUnavailable, "the checksum URL cannot be used: \(error)")
         }
     }
 

@@ -142,7 +142,7 @@ extension DownloadEngine {
     static func snapshot(_ entry: TaskEntry) -> DownloadTaskSnapshot {
         DownloadTaskSnapshot(
             record: entry.record, receivedBytes: entry.receivedBytes, isQueued: entry.machine.isQueued,
-            listPosition: entry.rank)
+            listPosition: entry.rank, retryCount: entry.retryCount, mismatchCount: entry.mismatchCount)
     }
 
     // MARK: Asking the server

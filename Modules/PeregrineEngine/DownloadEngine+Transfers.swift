@@ -1,5 +1,6 @@
 import PeregrineCore
 import PeregrineTransport
+import PeregrineVerification
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -13,6 +14,10 @@ extension DownloadEngine {
     /// Starts a prepared attempt's transfer. Runs outside the lock; the attempt owns the
     /// temporary file until it drains, so nothing else touches the file meanwhile.
     func launch(_ attempt: TransferAttempt) {
+        if let checksumURL = attempt.checksumURL, attempt.context.checksum == nil {
+            fetchChecksum(from: checksumURL, for: attempt)
+            return
+        }
         if attempt.startOffset > 0 {
             // The partial file must hold exactly the bytes the record counts: bytes past the
             // synced offset may be torn.
@@ -31,7 +36,7 @@ extension DownloadEngine {
         }
         configuration.requestAdapter?.adapt(&request, for: attempt.context)
         let sink = TemporaryFileSink(path: attempt.temporaryPath, startOffset: attempt.startOffset)
-        let transferSink = configuration.verifier?.sink(wrapping: sink, for: attempt.context) ?? sink
+        let transferSink = verifier?.sink(wrapping: sink, for: attempt.context) ?? sink
         attempt.request = request
         attempt.sink = sink
         attempt.transferSink = transferSink
@@ -147,11 +152,15 @@ extension DownloadEngine {
     /// How a transfer ended, once its file was closed.
     enum Outcome: Sendable {
         /// Complete and checked: place the file (nil: nothing was written, an empty file).
-        case finished(temporary: String?, length: Int64)
+        case finished(temporary: String?, length: Int64, verification: VerificationResult)
+        /// Complete but refused by the verifier: fail the task, keep the verification result,
+        /// and keep the file aside or delete it (nil: the verifier failed for another reason).
+        case rejected(FailureReason, verification: VerificationResult, mismatchedFile: MismatchedFilePolicy?)
         /// The task fails; the partial file is durable up to the offset.
         case failed(FailureReason, durableOffset: Int64, failure: TransferFailure?)
-        /// Try again at once, from the durable offset or from zero.
-        case retry(fromZero: Bool, durableOffset: Int64, failure: TransferFailure?)
+        /// Try again at once, from the durable offset or from zero; `mismatch` is the result of a
+        /// checksum mismatch that led to it.
+        case retry(fromZero: Bool, durableOffset: Int64, failure: TransferFailure?, mismatch: VerificationResult? = nil)
     }
 
     private func handleCompletion(_ result: Result<TransferSummary, TransportError>, of attempt: TransferAttempt) {
@@ -217,17 +226,44 @@ extension DownloadEngine {
                 message: "\(attempt.url) announced \(expected) bytes; \(total) arrived and \(onDisk) are on disk")
             return .failed(reason, durableOffset: 0, failure: nil)
         }
-        if let verifier = configuration.verifier, let transferSink = attempt.transferSink,
-            let mismatch = verifier.verify(transferSink, for: attempt.context)
-        {
-            let failure = TransferFailure(
-                reason: mismatch, transportError: nil, head: summary.head, request: attempt.request!)
-            switch configuration.retryPolicy?.decision(after: failure, for: attempt.context) ?? .fail {
-            case .fail: return .failed(mismatch, durableOffset: 0, failure: failure)
-            case .retry, .retryFromZero: return .retry(fromZero: true, durableOffset: 0, failure: failure)
-            }
+        return judgeFile(attempt, temporary: temporary, length: total, head: summary.head)
+    }
+
+    /// Asks the verifier about a complete file: place it, retry (Reed's rule on a mismatch,
+    /// then the retry policy), or refuse it.
+    private func judgeFile(_ attempt: TransferAttempt, temporary: String?, length: Int64, head: ResponseHead?)
+        -> Outcome
+    {
+        guard let verifier, let transferSink = attempt.transferSink else {
+            return .finished(temporary: temporary, length: length, verification: .unverified)
         }
-        return .finished(temporary: temporary, length: total)
+        let verdict = verifier.verdict(transferSink, for: attempt.context)
+        guard var reason = verdict.failure else {
+            return .finished(temporary: temporary, length: length, verification: verdict.result)
+        }
+        let attemptNumber = attempt.mismatchesBefore + 1
+        if verdict.isMismatch {
+            let most = attempt.verificationRetry.maxAttempts
+            reason.message +=
+                attemptNumber <= most
+                ? " (download \(attemptNumber) of at most \(most))"
+                : " (download \(attemptNumber), retried by the retry policy)"
+        }
+        let failure = TransferFailure(reason: reason, transportError: nil, head: head, request: attempt.request!)
+        let mismatch = verdict.isMismatch ? verdict.result : nil
+        if verdict.isMismatch,
+            case .retryFromZero = attempt.verificationRetry.decision(afterMismatchOnAttempt: attemptNumber)
+        {
+            return .retry(fromZero: true, durableOffset: 0, failure: failure, mismatch: mismatch)
+        }
+        switch configuration.retryPolicy?.decision(after: failure, for: attempt.context) ?? .fail {
+        case .fail:
+            return .rejected(
+                reason, verification: verdict.result,
+                mismatchedFile: verdict.isMismatch ? attempt.verificationRetry.mismatchedFile : nil)
+        case .retry, .retryFromZero:
+            return .retry(fromZero: true, durableOffset: 0, failure: failure, mismatch: mismatch)
+        }
     }
 
     private func judgeFailure(
@@ -245,7 +281,8 @@ extension DownloadEngine {
                 let complete = attempt.head?.contentRange?.completeLength
                 if complete == attempt.startOffset, directory.size(of: attempt.temporaryName) == attempt.startOffset {
                     // Everything had arrived before the stop.
-                    return .finished(temporary: attempt.temporaryName, length: attempt.startOffset)
+                    return judgeFile(
+                        attempt, temporary: attempt.temporaryName, length: attempt.startOffset, head: attempt.head)
                 }
                 return .retry(fromZero: true, durableOffset: 0, failure: failure)
             }
@@ -279,11 +316,22 @@ extension DownloadEngine {
                 drain(attempt, disposition, durable: durable, &state, &effects)
             } else {
                 switch outcome {
-                case .finished(let temporary, let length):
+                case .finished(let temporary, let length, let verification):
+                    state.tasks[key]!.record.verification = verification
                     finishTask(key, temporary: temporary, length: length, &state, &effects)
                 case .failed(let reason, let durable, _):
                     failTask(key, reason, attempt: attempt, durable: durable, &state, &effects)
-                case .retry(let fromZero, let durable, let failure):
+                case .rejected(let reason, let verification, let mismatchedFile):
+                    rejectFile(
+                        key, reason, verification: verification, mismatchedFile: mismatchedFile, &state, &effects)
+                case .retry(let fromZero, let durable, let failure, let mismatch):
+                    if let mismatch {
+                        state.tasks[key]!.mismatchCount += 1
+                        state.tasks[key]!.record.verification = mismatch
+                        logger.notice(
+                            "checksum mismatch, downloading again",
+                            metadata: ["url": "\(key)", "reason": "\(failure?.reason.message ?? "")"])
+                    }
                     retryTask(key, fromZero: fromZero, attempt: attempt, durable: durable, failure, &state, &effects)
                 }
             }
@@ -359,6 +407,34 @@ extension DownloadEngine {
                 .fileExists, message: "\(name) already exists in \(directory.path) and the conflict policy is skip")
             failTask(key, reason, attempt: nil, durable: 0, &state, &effects)
         }
+    }
+
+    /// A complete file the verifier refused: it never takes its name. A mismatched file is
+    /// kept aside as `NAME.mismatch` (replacing an older one) or deleted, per the policy.
+    private func rejectFile(
+        _ key: String, _ reason: FailureReason, verification: VerificationResult,
+        mismatchedFile: MismatchedFilePolicy?, _ state: inout EngineState, _ effects: inout Effects
+    ) {
+        guard let entry = state.tasks[key] else { return }
+        entry.record.verification = verification
+        if case .mismatch = verification { entry.mismatchCount += 1 }
+        var reason = reason
+        if let mismatchedFile, entry.machine.holdsSlot {
+            let name = entry.record.fileName ?? SuggestedFileName.make(for: entry.url)
+            let aside = mismatchedFile.asidePath(forDestination: name)
+            if let aside, directory.exists(entry.record.temporaryFileName) {
+                var counters: [String: Int] = [:]
+                do throws(FailureReason) {
+                    _ = try directory.place(
+                        temporary: entry.record.temporaryFileName, as: aside, policy: .replace, counters: &counters)
+                    reason.message += "; the file is kept as \(aside)"
+                } catch {
+                    logger.warning(
+                        "cannot keep a mismatched file aside", metadata: ["url": "\(key)", "error": "\(error)"])
+                }
+            }
+        }
+        failTask(key, reason, attempt: nil, durable: 0, &state, &effects)
     }
 
     private func failTask(

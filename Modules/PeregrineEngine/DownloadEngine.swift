@@ -1,6 +1,7 @@
 import Logging
 import PeregrineCore
 import PeregrineTransport
+import PeregrineVerification
 import Synchronization
 
 #if canImport(FoundationEssentials)
@@ -37,6 +38,8 @@ public final class DownloadEngine: Sendable {
     let configuration: Configuration
     let state: Mutex<EngineState>
     let broadcaster = EventBroadcaster()
+    /// The verifier in use: the configured one, else checksum verification unless it is off.
+    let verifier: (any TaskFileVerifier)?
     var logger: Logger { configuration.logger }
     var clock: EngineClock { configuration.clock }
 
@@ -47,6 +50,7 @@ public final class DownloadEngine: Sendable {
         directory = try DownloadDirectory(path: configuration.directory)
         self.transport = transport
         self.configuration = configuration
+        verifier = configuration.verifier ?? (configuration.verifiesChecksums ? ChecksumTaskVerifier() : nil)
         state = Mutex(
             EngineState(
                 defaultLimit: configuration.maxDownloadCount,
@@ -176,6 +180,19 @@ public final class DownloadEngine: Sendable {
         let before = entry.machine
         let actions = try entry.machine.apply(event)
         let after = entry.machine
+        // Counters start again with the user's action, before a transfer it starts reads them.
+        if case .restart = event {
+            entry.retryCount = 0
+            entry.mismatchCount = 0
+            entry.record.verification = .unverified
+            // A checksum read from a checksum file is read again: the file may have changed.
+            if entry.record.checksumURL != nil { entry.record.checksum = nil }
+        }
+        if case .resume = event {
+            entry.retryCount = 0
+            entry.mismatchCount = 0
+        }
+        if case .deleteFile = event { entry.record.verification = .unverified }
         let listKey = entry.record.list
 
         // Mutated in place: a copy of the list would copy its queue on write.
@@ -240,8 +257,6 @@ public final class DownloadEngine: Sendable {
         if !after.holdsSlot, after.state != .finished {
             entry.receivedBytes = after.resumeRecord?.offset ?? 0
         }
-        if case .restart = event { entry.retryCount = 0 }
-        if case .resume = event { entry.retryCount = 0 }
 
         // Events, from the change.
         switch event {
@@ -305,9 +320,14 @@ public final class DownloadEngine: Sendable {
             url: entry.url, list: entry.record.list, checksum: entry.record.checksum,
             temporaryFilePath: temporaryPath, startOffset: record?.offset ?? 0, retryCount: entry.retryCount,
             previousFailure: entry.previousFailure)
+        let checksumURL =
+            entry.record.checksum == nil && verifier != nil
+            ? entry.record.checksumURL.flatMap { try? DownloadURL($0) } : nil
         let attempt = TransferAttempt(
             number: state.nextAttempt, url: entry.url, temporaryName: entry.record.temporaryFileName,
-            temporaryPath: temporaryPath, resumeRecord: record, context: context)
+            temporaryPath: temporaryPath, resumeRecord: record, context: context, checksumURL: checksumURL,
+            verificationRetry: entry.record.verificationRetry ?? configuration.verificationRetry,
+            mismatchesBefore: entry.mismatchCount)
         attempt.lastCheckpointTime = clock.now()
         attempt.lastCheckpointBytes = attempt.startOffset
         entry.attempt = attempt

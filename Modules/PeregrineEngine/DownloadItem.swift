@@ -1,17 +1,32 @@
+import PeregrineVerification
+
 /// One download to add, with what the caller knows about it beyond the URL.
 public struct DownloadItem: Sendable, Hashable, ExpressibleByStringLiteral {
     /// The URL string; it becomes the task's key.
     public var urlString: String
     /// The file name to use instead of the server's (sanitized; conflicts still apply).
     public var preferredFileName: String?
-    /// A checksum specification for the verification plug-in (e.g. `sha256=…`).
+    /// A checksum specification for the verification plug-in (e.g. `sha256=…`); checked when
+    /// the task is added (see ``DownloadAddition/invalidChecksums``).
     public var checksum: String?
+    /// The URL of a checksum file (`app.iso.sha256`, `SHA256SUMS`) to take the checksum from,
+    /// fetched through the engine's transport before the download starts; its entry is picked
+    /// by the file's name. Ignored when ``checksum`` is given.
+    public var checksumURL: String?
+    /// What a checksum mismatch of this task leads to; nil for the engine's
+    /// ``DownloadEngine/Configuration/verificationRetry``.
+    public var verificationRetry: VerificationRetryPolicy?
 
     /// Creates an item.
-    public init(_ urlString: String, preferredFileName: String? = nil, checksum: String? = nil) {
+    public init(
+        _ urlString: String, preferredFileName: String? = nil, checksum: String? = nil, checksumURL: String? = nil,
+        verificationRetry: VerificationRetryPolicy? = nil
+    ) {
         self.urlString = urlString
         self.preferredFileName = preferredFileName
         self.checksum = checksum
+        self.checksumURL = checksumURL
+        self.verificationRetry = verificationRetry
     }
 
     public init(stringLiteral value: String) { self.init(value) }

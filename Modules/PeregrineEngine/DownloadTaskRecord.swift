@@ -1,4 +1,5 @@
 import PeregrineCore
+import PeregrineVerification
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -37,13 +38,26 @@ public struct DownloadTaskRecord: Sendable, Hashable, Codable {
     public var addedAt: Date
     /// When the task finished.
     public var finishedAt: Date?
+    /// What is known about the file's checksum: verified while downloading, a mismatch (the
+    /// task failed, or ``DownloadEngine/verifyTasks(_:)`` found the file changed), or unverified.
+    public var verification: VerificationResult
+    /// The URL of the checksum file the checksum comes from, if any; ``checksum`` holds what
+    /// was read from it once it was fetched.
+    public var checksumURL: String?
+    /// The task's own retry policy on a checksum mismatch; nil for the engine's.
+    public var verificationRetry: VerificationRetryPolicy?
 
     /// Creates a record.
     public init(
         urlString: String, list: DownloadListKey = .default, state: DownloadState, resumeRecord: ResumeRecord? = nil,
         fileName: String? = nil, temporaryFileName: String, expectedLength: Int64? = nil, mimeType: String? = nil,
-        preferredFileName: String? = nil, checksum: String? = nil, addedAt: Date, finishedAt: Date? = nil
+        preferredFileName: String? = nil, checksum: String? = nil, addedAt: Date, finishedAt: Date? = nil,
+        verification: VerificationResult = .unverified, checksumURL: String? = nil,
+        verificationRetry: VerificationRetryPolicy? = nil
     ) {
+        self.verification = verification
+        self.checksumURL = checksumURL
+        self.verificationRetry = verificationRetry
         self.urlString = urlString
         self.list = list
         self.state = state
@@ -59,6 +73,30 @@ public struct DownloadTaskRecord: Sendable, Hashable, Codable {
     }
 }
 
+extension DownloadTaskRecord {
+    /// Reads a record; the verification fields may be missing (records stored before they
+    /// existed): they then read as unverified, with no checksum URL and the engine's policy.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            urlString: try container.decode(String.self, forKey: .urlString),
+            list: try container.decode(DownloadListKey.self, forKey: .list),
+            state: try container.decode(DownloadState.self, forKey: .state),
+            resumeRecord: try container.decodeIfPresent(ResumeRecord.self, forKey: .resumeRecord),
+            fileName: try container.decodeIfPresent(String.self, forKey: .fileName),
+            temporaryFileName: try container.decode(String.self, forKey: .temporaryFileName),
+            expectedLength: try container.decodeIfPresent(Int64.self, forKey: .expectedLength),
+            mimeType: try container.decodeIfPresent(String.self, forKey: .mimeType),
+            preferredFileName: try container.decodeIfPresent(String.self, forKey: .preferredFileName),
+            checksum: try container.decodeIfPresent(String.self, forKey: .checksum),
+            addedAt: try container.decode(Date.self, forKey: .addedAt),
+            finishedAt: try container.decodeIfPresent(Date.self, forKey: .finishedAt),
+            verification: try container.decodeIfPresent(VerificationResult.self, forKey: .verification) ?? .unverified,
+            checksumURL: try container.decodeIfPresent(String.self, forKey: .checksumURL),
+            verificationRetry: try container.decodeIfPresent(VerificationRetryPolicy.self, forKey: .verificationRetry))
+    }
+}
+
 /// A task as the engine sees it now: its record plus what changes too often to store.
 public struct DownloadTaskSnapshot: Sendable, Hashable {
     /// The stored part.
@@ -69,6 +107,15 @@ public struct DownloadTaskSnapshot: Sendable, Hashable {
     public var isQueued: Bool
     /// Its position in its list's order (smaller first).
     public var listPosition: Int64
+    /// How many times its transfer was retried (after a failure or a checksum mismatch) since
+    /// the user last started it; back to 0 once it finished or failed.
+    public var retryCount: Int = 0
+    /// How many downloads of it ended with a checksum mismatch since the user last started it
+    /// (kept after it failed, so a `failed(.verification)` task tells how often it tried).
+    public var mismatchCount: Int = 0
+
+    /// The file's checksum verification.
+    public var verification: VerificationResult { record.verification }
 
     /// The task's URL string.
     public var urlString: String { record.urlString }

@@ -1,5 +1,6 @@
 import Logging
 import PeregrineCore
+import PeregrineVerification
 
 extension DownloadEngine {
     /// How an engine works. The options SDEDownloadManager lets an app change at any time
@@ -36,8 +37,18 @@ extension DownloadEngine {
         public var requestAdapter: (any RequestAdapter)?
         /// Decides retries after failures; nil to never retry.
         public var retryPolicy: (any RetryPolicy)?
-        /// Verifies finished files before they are renamed into place; nil for none.
+        /// Verifies finished files before they are renamed into place; nil for the engine's
+        /// own checksum verification (see ``verifiesChecksums``).
         public var verifier: (any TaskFileVerifier)?
+        /// Whether tasks that carry a checksum are verified with a ``ChecksumTaskVerifier``
+        /// (hashed while downloading) when no ``verifier`` is set. True by default; off, checksums
+        /// are kept but not checked.
+        public var verifiesChecksums: Bool
+        /// What a checksum mismatch leads to: Reed's rule by default — up to 3 downloads from
+        /// zero, then `failed(.verification)` with the last file kept aside as `NAME.mismatch`.
+        /// A task's ``DownloadItem/verificationRetry`` overrides it; a ``retryPolicy`` is asked
+        /// once this policy gives up.
+        public var verificationRetry: VerificationRetryPolicy
         /// Receives every change of the task records (a store); nil for none.
         public var recordObserver: (any TaskRecordObserver)?
         /// Classifies files; ``FileKind/other`` for every file by default.
@@ -63,8 +74,12 @@ extension DownloadEngine {
             verifier: (any TaskFileVerifier)? = nil,
             recordObserver: (any TaskRecordObserver)? = nil,
             fileKindClassifier: @escaping FileKindClassifier = { _, _ in .other },
-            logger: Logger = Logger(label: "peregrine.engine")
+            logger: Logger = Logger(label: "peregrine.engine"),
+            verifiesChecksums: Bool = true,
+            verificationRetry: VerificationRetryPolicy = .default
         ) {
+            self.verifiesChecksums = verifiesChecksums
+            self.verificationRetry = verificationRetry
             self.directory = directory
             self.maxDownloadCount = maxDownloadCount
             self.pauseDownloadBySuspendingSessionTask = pauseDownloadBySuspendingSessionTask

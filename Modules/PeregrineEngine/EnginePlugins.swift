@@ -1,5 +1,6 @@
 import PeregrineCore
 import PeregrineTransport
+import PeregrineVerification
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -50,6 +51,26 @@ public protocol TaskFileVerifier: Sendable {
     /// Nil when the complete temporary file may be renamed into place, else why not
     /// (``FailureReason/Code/verification``).
     func verify(_ sink: any TransferSink, for task: TaskContext) -> FailureReason?
+    /// The verdict with the ``VerificationResult`` the engine keeps beside the task's state;
+    /// a ``VerificationResult/mismatch(expected:actual:)`` is retried per the engine's
+    /// ``VerificationRetryPolicy``. The default calls ``verify(_:for:)`` and keeps
+    /// ``VerificationResult/unverified``.
+    func verdict(_ sink: any TransferSink, for task: TaskContext) -> TaskFileVerdict
+    /// Checks a task's checksum specification when the task is added, so that a bad one is
+    /// refused at once rather than found at the end of the download. The default accepts
+    /// anything (the specification is opaque to the engine).
+    ///
+    /// - Throws: why the specification cannot be used, e.g.
+    ///   ``VerificationError/Code/unsupportedAlgorithm`` or ``VerificationError/Code/invalidHex``.
+    func validate(checksum specification: String) throws(VerificationError)
+}
+
+extension TaskFileVerifier {
+    public func verdict(_ sink: any TransferSink, for task: TaskContext) -> TaskFileVerdict {
+        TaskFileVerdict(result: .unverified, failure: verify(sink, for: task))
+    }
+
+    public func validate(checksum specification: String) throws(VerificationError) {}
 }
 
 /// Receives every change to the engine's task records: the seam where a store plugs in.

@@ -24,6 +24,8 @@ final class TaskEntry: @unchecked Sendable {
     var retryCount = 0
     /// The failure that the next attempt retries.
     var previousFailure: TransferFailure?
+    /// Downloads that ended with a checksum mismatch since the user's last action.
+    var mismatchCount = 0
 
     init(url: DownloadURL, record: DownloadTaskRecord, machine: TaskStateMachine, rank: Int64, receivedBytes: Int64) {
         self.url = url

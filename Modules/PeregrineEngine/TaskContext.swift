@@ -19,6 +19,20 @@ public struct TaskContext: Sendable {
     /// The failure that led to this retry, if it is one: what an authentication plug-in reads
     /// a `WWW-Authenticate` challenge from.
     public var previousFailure: TransferFailure?
+
+    /// Creates a context: the engine makes one per transfer; plug-in tests make their own.
+    public init(
+        url: DownloadURL, list: DownloadListKey = .default, checksum: String? = nil, temporaryFilePath: String,
+        startOffset: Int64 = 0, retryCount: Int = 0, previousFailure: TransferFailure? = nil
+    ) {
+        self.url = url
+        self.list = list
+        self.checksum = checksum
+        self.temporaryFilePath = temporaryFilePath
+        self.startOffset = startOffset
+        self.retryCount = retryCount
+        self.previousFailure = previousFailure
+    }
 }
 
 /// A failed transfer, as a ``RetryPolicy`` sees it.

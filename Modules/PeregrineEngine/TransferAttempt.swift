@@ -1,5 +1,6 @@
 import PeregrineCore
 import PeregrineTransport
+import PeregrineVerification
 import Synchronization
 
 /// One transfer of a task, from its start to its completion event.
@@ -48,7 +49,14 @@ final class TransferAttempt: @unchecked Sendable {
     let startOffset: Int64
     /// The record it resumes from, if any.
     let resumeRecord: ResumeRecord?
-    let context: TaskContext
+    /// What plug-ins learn; its checksum is filled in once a checksum file was fetched.
+    var context: TaskContext
+    /// The checksum file to fetch before the transfer, when the task has no checksum yet.
+    let checksumURL: DownloadURL?
+    /// What a mismatch leads to for this task.
+    let verificationRetry: VerificationRetryPolicy
+    /// Mismatches of the task before this attempt.
+    let mismatchesBefore: Int
     private let control = Mutex(Control())
 
     // Used by the thread that launches the attempt, then only by the transport's thread that
@@ -67,8 +75,12 @@ final class TransferAttempt: @unchecked Sendable {
 
     init(
         number: UInt64, url: DownloadURL, temporaryName: String, temporaryPath: String, resumeRecord: ResumeRecord?,
-        context: TaskContext
+        context: TaskContext, checksumURL: DownloadURL? = nil, verificationRetry: VerificationRetryPolicy = .default,
+        mismatchesBefore: Int = 0
     ) {
+        self.checksumURL = checksumURL
+        self.verificationRetry = verificationRetry
+        self.mismatchesBefore = mismatchesBefore
         self.number = number
         self.url = url
         self.temporaryName = temporaryName

@@ -180,6 +180,38 @@ public final class HashingSink: @unchecked Sendable {
     ///   read or holds fewer than `length` bytes (the sink is then invalidated, as it is when a
     ///   read fails), or ``VerificationError/Code/invalidUse`` after a write, a priming or ``finish()``.
     public func prime(fromFileAt path: String, length: Int64) async throws(VerificationError) {
+        let descriptor = try claimPriming(fromFileAt: path, length: length)
+        let core = self.core
+        let result: Result<Void, VerificationError> = await withCheckedContinuation { continuation in
+            core.queue.async {
+                defer { _ = close(descriptor) }
+                continuation.resume(returning: core.hashFile(descriptor, path: path, length: length))
+            }
+        }
+        try result.get()
+    }
+
+    /// Queues bytes `0..<length` of the file at `path` to be hashed before any byte written
+    /// later, and returns at once: ``prime(fromFileAt:length:)`` for callers that cannot wait,
+    /// such as a transfer being set up on a transport's thread.
+    ///
+    /// The file is opened and its size checked now; it is read on the hashing queue while the
+    /// first writes (at `length`) already go on — they wait behind the read, up to
+    /// ``Options/bufferCount`` buffers. A failed read invalidates the sink, and ``finish()``
+    /// then throws ``VerificationError/Code/unreadableFile``.
+    ///
+    /// - Throws: as ``prime(fromFileAt:length:)`` does for opening the file and for misuse.
+    public func startPriming(fromFileAt path: String, length: Int64) throws(VerificationError) {
+        let descriptor = try claimPriming(fromFileAt: path, length: length)
+        let core = self.core
+        core.queue.async {
+            defer { _ = close(descriptor) }
+            _ = core.hashFile(descriptor, path: path, length: length)
+        }
+    }
+
+    /// Marks the sink primed with `length` bytes and opens the file; returns its descriptor.
+    private func claimPriming(fromFileAt path: String, length: Int64) throws(VerificationError) -> Int32 {
         guard length >= 0 else { throw VerificationError(.invalidUse, "cannot prime with \(length) bytes") }
         let misuse: VerificationError? = core.state.withLock { state in
             guard case .hashing = state.phase, state.nextOffset == 0, !state.primed else {
@@ -207,14 +239,7 @@ public final class HashingSink: @unchecked Sendable {
             core.invalidate(error)
             throw error
         }
-        let core = self.core
-        let result: Result<Void, VerificationError> = await withCheckedContinuation { continuation in
-            core.queue.async {
-                defer { _ = close(descriptor) }
-                continuation.resume(returning: core.hashFile(descriptor, path: path, length: length))
-            }
-        }
-        try result.get()
+        return descriptor
     }
 
     /// Waits for the hasher to catch up and returns the checksum of every byte written (and

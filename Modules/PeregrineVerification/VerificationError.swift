@@ -31,6 +31,11 @@ public struct VerificationError: Error, Sendable, Hashable, CustomStringConverti
         public static let malformedChecksumList = Code(name: "malformed checksum list")
         /// A checksum list has no entry for the file asked for.
         public static let noChecksumForFile = Code(name: "no checksum for file")
+        /// A checksum file (`.sha256`, `SHA256SUMS`) could not be fetched: an HTTP error, a
+        /// network failure, or more bytes than a checksum file has.
+        public static let checksumFileUnavailable = Code(name: "checksum file unavailable")
+        /// There is nothing to verify: the task is unknown, not finished, or has no checksum.
+        public static let nothingToVerify = Code(name: "nothing to verify")
         /// A checksum of one algorithm was compared with a digest of another.
         public static let algorithmMismatch = Code(name: "algorithm mismatch")
         /// A ``HashingSink`` was written out of order (a gap or a rewind): its digest would not
