@@ -1,0 +1,215 @@
+extension DownloadManager {
+    // MARK: Adding in a predefined mode
+
+    /// Downloads new files in a predefined sort mode and returns their locations (SDE's
+    /// `download(_:successOrFailHandler:)`). A sort type other than addTime switches to addTime.
+    /// With ``downloadNewFileImmediately`` off the tasks are only added; resume them later.
+    ///
+    /// Invalid and repeated URLs (also the same URL with another case of scheme or host, or a
+    /// default port) are left out.
+    ///
+    /// - Parameters:
+    ///   - list: the download list (scope) the tasks join.
+    ///   - successOrFailHandler: called for these tasks instead of ``taskSuccessOrFailHandler``.
+    /// - Throws: ``DownloadManagerError/Code/requiresPredefinedMode`` in manual mode (nothing is
+    ///   added).
+    /// - Returns: the new tasks' locations, in the order given; empty when none was added.
+    @discardableResult
+    public func download(
+        _ urlStrings: [String], in list: DownloadListKey = .default,
+        successOrFailHandler: TaskCompletionHandler? = nil
+    ) throws(DownloadManagerError) -> [ListIndexPath] {
+        try download(urlStrings.map { DownloadItem($0) }, in: list, successOrFailHandler: successOrFailHandler)
+            .locations
+    }
+
+    /// Downloads new files with a preferred file name or checksum each, in a predefined sort
+    /// mode; see ``download(_:in:successOrFailHandler:)-([String],_,_)``.
+    ///
+    /// - Returns: what the engine did with each URL (added, duplicate, invalid) and the new
+    ///   tasks' locations.
+    @discardableResult
+    public func download(
+        _ items: [DownloadItem], in list: DownloadListKey = .default,
+        successOrFailHandler: TaskCompletionHandler? = nil
+    ) throws(DownloadManagerError) -> (addition: DownloadAddition, locations: [ListIndexPath]) {
+        let manual = core.state.withLock { $0.lists[list]?.sortType == .manual }
+        if manual {
+            throw DownloadManagerError(
+                .requiresPredefinedMode, "the list is in manual mode: give a section or an index path")
+        }
+        let addition = engine.download(items, in: list, completion: successOrFailHandler)
+        let locations = place(addition.added, in: list) { (list, items) throws(DownloadListError) in
+            try list.add(items)
+        }
+        return (addition, locations)
+    }
+
+    /// Downloads one file and returns a handle to chain closures on (Tiercel's
+    /// `download(_:)?.progress { }.success { }.failure { }`); nil when the URL is invalid or
+    /// already a task. In manual mode the task goes to the end of the last section.
+    @discardableResult
+    public func download(
+        _ urlString: String, fileName: String? = nil, checksum: String? = nil, in list: DownloadListKey = .default
+    ) -> DownloadTaskHandle? {
+        let handle = DownloadTaskHandle(urlString: urlString)
+        // Attached before the task exists, so that no event of it is missed.
+        let previous = core.state.withLock { state in
+            let previous = state.handles[urlString]
+            state.handles[urlString, default: []].append(handle)
+            return previous
+        }
+        let addition = engine.download(
+            [DownloadItem(urlString, preferredFileName: fileName, checksum: checksum)], in: list)
+        guard !addition.added.isEmpty else {
+            core.state.withLock { $0.handles[urlString] = previous }
+            return nil
+        }
+        place(addition.added, in: list) { (list, items) throws(DownloadListError) in
+            try list.add(items)
+        }
+        return handle
+    }
+
+    /// A handle on an existing task (see ``download(_:fileName:checksum:in:)``); nil for an
+    /// unknown URL string.
+    public func handle(forTask urlString: String) -> DownloadTaskHandle? {
+        guard engine.task(urlString) != nil else { return nil }
+        let handle = DownloadTaskHandle(urlString: urlString)
+        core.state.withLock { $0.handles[urlString, default: []].append(handle) }
+        return handle
+    }
+
+    // MARK: Adding in manual mode
+
+    /// Inserts an empty titled section in manual mode (SDE's
+    /// `insertPlaceHolderSectionInManualModeAtSection(_:withTitle:)`).
+    ///
+    /// - Throws: ``DownloadManagerError/Code/requiresManualMode``,
+    ///   ``DownloadManagerError/Code/sectionOutOfBounds`` (`section` beyond `0 ... sectionCount`),
+    ///   ``DownloadManagerError/Code/invalidArgument`` (empty title).
+    public func insertPlaceholderSectionInManualMode(
+        atSection section: Int, withTitle title: String, in list: DownloadListKey = .default
+    ) throws(DownloadManagerError) {
+        try core.mutateList(list) { (list, _) throws(DownloadListError) in
+            (try list.insertPlaceholderSection(at: section, title: title), ())
+        }
+    }
+
+    /// Downloads new files as a new titled section in manual mode (SDE's
+    /// `download(_:inManualModeAtSection:withTitle:)`).
+    ///
+    /// - Throws: as ``insertPlaceholderSectionInManualMode(atSection:withTitle:in:)``; nothing is
+    ///   added then.
+    /// - Returns: the new tasks' locations; empty when none was added (no section is made).
+    @discardableResult
+    public func download(
+        _ urlStrings: [String], inManualModeAtSection section: Int, withTitle title: String,
+        in list: DownloadListKey = .default
+    ) throws(DownloadManagerError) -> [ListIndexPath] {
+        try checkManualSection(section, titles: [title], in: list)
+        let added = engine.download(urlStrings, in: list).added
+        return place(added, in: list) { (list, items) throws(DownloadListError) in
+            try list.insert(items, atSection: section, title: title)
+        }
+    }
+
+    /// Downloads several groups of new files as new titled sections in manual mode (SDE's
+    /// `download(_:inManualModeAtSection:withTitles:)`).
+    ///
+    /// - Throws: as ``download(_:inManualModeAtSection:withTitle:in:)``, and
+    ///   ``DownloadManagerError/Code/invalidArgument`` when there are fewer titles than groups.
+    /// - Returns: the indexes of the sections made (a group left empty makes none).
+    @discardableResult
+    public func download(
+        _ groups: [[String]], inManualModeAtSection section: Int, withTitles titles: [String],
+        in list: DownloadListKey = .default
+    ) throws(DownloadManagerError) -> [Int] {
+        guard titles.count >= groups.count else {
+            throw DownloadManagerError(.invalidArgument, "\(groups.count) groups but \(titles.count) titles")
+        }
+        try checkManualSection(section, titles: Array(titles.prefix(groups.count)), in: list)
+        let added = Set(engine.download(groups.flatMap { $0 }, in: list).added)
+        var sections: [Int] = []
+        place(Array(added), in: list) { (list, items) throws(DownloadListError) in
+            let byURL = Dictionary(items.map { ($0.url, $0) }, uniquingKeysWith: { first, _ in first })
+            let itemGroups = groups.map { $0.compactMap { byURL[$0] } }
+            let change = try list.insert(sections: itemGroups, titles: titles, atSection: section)
+            sections = change.insertedSections
+            return change
+        }
+        return sections
+    }
+
+    /// Downloads new files at a location in manual mode, in the order given (SDE's
+    /// `download(_:inManualModeAt:)`).
+    ///
+    /// - Throws: ``DownloadManagerError/Code/requiresManualMode``,
+    ///   ``DownloadManagerError/Code/indexPathOutOfBounds`` (the section must exist, the item be
+    ///   in `0 ... taskCount`); nothing is added then.
+    /// - Returns: the new tasks' locations.
+    @discardableResult
+    public func download(
+        _ urlStrings: [String], inManualModeAt indexPath: ListIndexPath, in list: DownloadListKey = .default
+    ) throws(DownloadManagerError) -> [ListIndexPath] {
+        try core.state.withLock { (state) throws(DownloadManagerError) in
+            let current = state.lists[list] ?? core.newList()
+            guard current.sortType == .manual else {
+                throw DownloadManagerError(.requiresManualMode, "the list is sorted by \(current.sortType)")
+            }
+            guard let count = current.taskCountInSection(indexPath.section), indexPath.item >= 0,
+                indexPath.item <= count
+            else {
+                throw DownloadManagerError(.indexPathOutOfBounds, "no insertion point \(indexPath)")
+            }
+        }
+        let added = engine.download(urlStrings, in: list).added
+        return place(added, in: list) { (list, items) throws(DownloadListError) in
+            try list.insert(items, at: indexPath)
+        }
+    }
+
+    /// Checks a manual-mode section insertion before anything is added.
+    func checkManualSection(_ section: Int, titles: [String], in list: DownloadListKey) throws(DownloadManagerError) {
+        try core.state.withLock { (state) throws(DownloadManagerError) in
+            let current = state.lists[list] ?? core.newList()
+            guard current.sortType == .manual else {
+                throw DownloadManagerError(.requiresManualMode, "the list is sorted by \(current.sortType)")
+            }
+            guard section >= 0, section <= current.sectionCount else {
+                throw DownloadManagerError(
+                    .sectionOutOfBounds, "section \(section) is beyond 0 ... \(current.sectionCount)")
+            }
+            guard !titles.contains(where: \.isEmpty) else {
+                throw DownloadManagerError(.invalidArgument, "a manual-mode section needs a title")
+            }
+        }
+    }
+
+    /// Puts tasks the engine just added into their list with `insert`; when the list changed
+    /// mode in between, where the mode allows. Returns their locations.
+    @discardableResult
+    func place(
+        _ urls: [String], in key: DownloadListKey,
+        _ insert: (inout DownloadList, [ListItem]) throws(DownloadListError) -> ListChange
+    ) -> [ListIndexPath] {
+        guard !urls.isEmpty else { return [] }
+        let locations: [ListIndexPath]? =
+            try? core.mutateList(key) { (list, state) throws(DownloadListError) -> (ListChange, [ListIndexPath]) in
+                let items = urls.compactMap { url -> ListItem? in
+                    guard let record = state.records[url] ?? engine.task(url)?.record else { return nil }
+                    return core.listItem(record, state.extras[url] ?? TaskExtras())
+                }
+                let change: ListChange
+                do {
+                    change = try insert(&list, items)
+                } catch {
+                    change = Self.append(items, to: &list)
+                }
+                let locations: [ListIndexPath] = urls.compactMap { list[$0] }
+                return (change, locations)
+            }
+        pushOrder(key)
+        return locations ?? []
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+
+extension DownloadManager {
+    /// Takes over a download made elsewhere (SDE's `resumeOuterDownload(with:insertAt:)`): the
+    /// partial file is copied beside the download directory's files and becomes a `stopped`
+    /// task that resumes from its end, sending `validator` as `If-Range` so that a changed file
+    /// restarts from zero instead of being spliced.
+    ///
+    /// - Parameters:
+    ///   - urlString: the download's URL.
+    ///   - partialFile: the path of the first bytes of the file; it is copied, not moved.
+    ///   - validator: the ETag or Last-Modified of the version the bytes came from; without one the
+    ///     server is asked for the range unconditionally.
+    ///   - expectedLength: the complete length, when known.
+    ///   - location: where the task goes in manual mode (required there; ignored otherwise).
+    /// - Throws: ``DownloadManagerError/Code/invalidArgument`` for an invalid or already known
+    ///   URL, ``DownloadManagerError/Code/requiresManualMode``-style errors for a bad location,
+    ///   ``DownloadManagerError/Code/fileFailed`` when the partial file cannot be read or copied.
+    ///   Nothing changes then.
+    /// - Returns: the task's location.
+    @discardableResult
+    public func resumeOuterDownload(
+        urlString: String, partialFile: String, validator: ResumeValidator?, expectedLength: Int64? = nil,
+        insertAt location: ListIndexPath? = nil, in list: DownloadListKey = .default
+    ) throws(DownloadManagerError) -> ListIndexPath? {
+        do {
+            _ = try DownloadURL(urlString)
+        } catch {
+            throw DownloadManagerError(.invalidArgument, error.description)
+        }
+        guard engine.task(urlString) == nil else {
+            throw DownloadManagerError(.invalidArgument, "\(urlString) is already a task")
+        }
+        let manual = core.state.withLock { $0.lists[list]?.sortType == .manual }
+        if manual {
+            guard let location else {
+                throw DownloadManagerError(.requiresManualMode, "give a location for the task in manual mode")
+            }
+            try core.state.withLock { (state) throws(DownloadManagerError) in
+                let current = state.lists[list] ?? core.newList()
+                guard let count = current.taskCountInSection(location.section), location.item >= 0,
+                    location.item <= count
+                else { throw DownloadManagerError(.indexPathOutOfBounds, "no insertion point \(location)") }
+            }
+        }
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: partialFile),
+            let size = (attributes[.size] as? NSNumber)?.int64Value
+        else { throw DownloadManagerError(.fileFailed, "cannot read \(partialFile)") }
+        if let expectedLength, size > expectedLength {
+            throw DownloadManagerError(
+                .invalidArgument, "\(partialFile) holds \(size) bytes, more than the \(expectedLength) expected")
+        }
+        let temporaryName = DownloadDirectory.temporaryName()
+        guard let destination = engine.directory.location(of: temporaryName) else {
+            throw DownloadManagerError(.fileFailed, "no temporary file name in \(engine.directory.path)")
+        }
+        do {
+            try FileManager.default.copyItem(atPath: partialFile, toPath: destination)
+        } catch {
+            throw DownloadManagerError(.fileFailed, "cannot copy \(partialFile): \(error)")
+        }
+        let record = DownloadTaskRecord(
+            urlString: urlString, list: list, state: .stopped,
+            resumeRecord: ResumeRecord(offset: size, validator: validator, expectedLength: expectedLength),
+            temporaryFileName: temporaryName, expectedLength: expectedLength, addedAt: Date())
+        let result = engine.restore([record])
+        guard result.restored == [urlString] else {
+            _ = engine.directory.remove(temporaryName)
+            throw DownloadManagerError(
+                .invalidArgument, result.rejected.first?.description ?? "the engine refused \(urlString)")
+        }
+        let locations = place([urlString], in: list) { (list, items) throws(DownloadListError) in
+            if list.sortType == .manual, let location {
+                return try list.insert(items, at: location)
+            }
+            return try list.add(items)
+        }
+        return locations.first
+    }
+}

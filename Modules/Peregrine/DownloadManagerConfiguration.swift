@@ -1,0 +1,122 @@
+import Logging
+import PeregrineCurlTransport
+import PeregrineJSONStorage
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+extension DownloadManager {
+    /// Opens the store of a manager identifier.
+    public typealias StoreFactory =
+        @Sendable (_ identifier: String, _ configuration: StoreConfiguration) throws(StoreError) -> any TaskStore
+
+    /// How a ``DownloadManager`` is made: where files and state go, which transport and store it
+    /// uses, and the initial values of SDEDownloadManager's options.
+    ///
+    /// Options SDE saved (``maxDownloadCount``, ``isTrashOpened``, sort settings) come from the
+    /// store when it has them; these values apply to a manager seen for the first time.
+    public struct Configuration: Sendable {
+        /// The download directory; nil for `<stateDirectory>/<identifier>/Downloads`.
+        public var downloadDirectory: String?
+        /// Where the store keeps its files and custom thumbnails live.
+        public var stateDirectory: String
+        /// The transport; nil for a ``CurlTransport`` with its defaults. Tests pass a
+        /// `MockTransport`.
+        public var transport: (any Transport)?
+        /// Opens the manager's store; ``defaultStoreFactory`` (the JSON store) by default.
+        public var storeFactory: StoreFactory
+        /// The store's flush delay and compaction threshold (its root is ``stateDirectory``).
+        public var flushDelay: Duration
+        /// The initial most tasks downloading at once per list; ≤ 0 is unlimited.
+        public var maxDownloadCount: Int
+        /// Whether pausing keeps the connection. Not saved, as in SDE.
+        public var pauseDownloadBySuspendingSessionTask: Bool
+        /// Whether new tasks start at once. Not saved, as in SDE.
+        public var downloadNewFileImmediately: Bool
+        /// Whether display names drop the file extension.
+        public var hiddenFileExtension: Bool
+        /// The initial trash switch.
+        public var isTrashOpened: Bool
+        /// What happens when a finished file's name is taken.
+        public var conflictPolicy: FileConflictPolicy
+        /// The engine's clock (tests use the mock transport's virtual clock).
+        public var clock: EngineClock
+        /// The clock the list's add-time sections are computed from.
+        public var listClock: @Sendable () -> Date
+        /// The calendar the list's add-time sections are computed in.
+        public var calendar: Calendar
+        /// Adapts each request (credentials, trust, headers): plug `PeregrineAuth` here.
+        public var requestAdapter: (any RequestAdapter)?
+        /// Decides retries after failures.
+        public var retryPolicy: (any RetryPolicy)?
+        /// Verifies finished files before they are renamed into place (checksums).
+        public var verifier: (any TaskFileVerifier)?
+        /// The thumbnailer's options; its custom thumbnail directory and index handler are set
+        /// by the manager.
+        public var thumbnails: Thumbnailer.Configuration
+        /// Where the manager logs.
+        public var logger: Logger
+
+        /// A configuration with SDE's defaults, state under ``StoreConfiguration/defaultRootDirectory``.
+        public init(
+            downloadDirectory: String? = nil,
+            stateDirectory: String = StoreConfiguration.defaultRootDirectory,
+            transport: (any Transport)? = nil,
+            storeFactory: @escaping StoreFactory = DownloadManager.Configuration.defaultStoreFactory,
+            flushDelay: Duration = .seconds(1),
+            maxDownloadCount: Int = 0,
+            pauseDownloadBySuspendingSessionTask: Bool = true,
+            downloadNewFileImmediately: Bool = true,
+            hiddenFileExtension: Bool = true,
+            isTrashOpened: Bool = false,
+            conflictPolicy: FileConflictPolicy = .rename,
+            clock: EngineClock = .continuous,
+            listClock: @escaping @Sendable () -> Date = { Date() },
+            calendar: Calendar = Calendar(identifier: .gregorian),
+            requestAdapter: (any RequestAdapter)? = nil,
+            retryPolicy: (any RetryPolicy)? = nil,
+            verifier: (any TaskFileVerifier)? = nil,
+            thumbnails: Thumbnailer.Configuration = Thumbnailer.Configuration(),
+            logger: Logger = Logger(label: "peregrine.manager")
+        ) {
+            self.downloadDirectory = downloadDirectory
+            self.stateDirectory = stateDirectory
+            self.transport = transport
+            self.storeFactory = storeFactory
+            self.flushDelay = flushDelay
+            self.maxDownloadCount = maxDownloadCount
+            self.pauseDownloadBySuspendingSessionTask = pauseDownloadBySuspendingSessionTask
+            self.downloadNewFileImmediately = downloadNewFileImmediately
+            self.hiddenFileExtension = hiddenFileExtension
+            self.isTrashOpened = isTrashOpened
+            self.conflictPolicy = conflictPolicy
+            self.clock = clock
+            self.listClock = listClock
+            self.calendar = calendar
+            self.requestAdapter = requestAdapter
+            self.retryPolicy = retryPolicy
+            self.verifier = verifier
+            self.thumbnails = thumbnails
+            self.logger = logger
+        }
+
+        /// The store a manager uses unless told otherwise: a ``JSONTaskStore`` (journal plus
+        /// snapshot under ``stateDirectory``). The one place to switch the default backend.
+        public static let defaultStoreFactory: StoreFactory = { identifier, configuration throws(StoreError) in
+            try JSONTaskStore(identifier: identifier, configuration: configuration)
+        }
+
+        /// The download directory for `identifier`.
+        func resolvedDownloadDirectory(for identifier: String) -> String {
+            downloadDirectory ?? "\(stateDirectory)/\(identifier)/Downloads"
+        }
+
+        /// The custom thumbnail directory for `identifier`.
+        func customThumbnailDirectory(for identifier: String) -> String {
+            "\(stateDirectory)/\(identifier)/CustomThumbnails"
+        }
+    }
+}

@@ -1,0 +1,300 @@
+import Logging
+import PeregrineVerification
+import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// What the manager keeps of a task beside the engine's record.
+struct TaskExtras: Sendable, Hashable {
+    /// The name shown instead of the file name (SDE's `changeDisplayNameOfTask`).
+    var displayName: String?
+    /// The caller's property-list meta info.
+    var metaInfo: [String: PropertyListValue] = [:]
+
+    var isEmpty: Bool { displayName == nil && metaInfo.isEmpty }
+}
+
+/// The manager's state under its lock: the lists, the latest record of every task, and what
+/// the manager adds to records.
+struct ManagerState {
+    var lists: [DownloadListKey: DownloadList] = [:]
+    var records: [String: DownloadTaskRecord] = [:]
+    var sequences: [String: UInt64] = [:]
+    var extras: [String: TaskExtras] = [:]
+    /// The trashed tasks whose finished file stays when they are cleaned up.
+    var trashKeepsFinishedFile: Set<String> = []
+    var isTrashOpened: Bool
+    var maxDownloadCount: Int
+    /// The lists with their own concurrency limit.
+    var listLimits: [DownloadListKey: Int] = [:]
+    /// Increases with every list mutation (a custom sort checks it did not race one).
+    var listGeneration: UInt64 = 0
+    var handles: [String: [DownloadTaskHandle]] = [:]
+    var deleteCompletionHandler: DownloadManager.DeleteCompletionHandler?
+    /// Events of a task held back until the store has its record (see ``ManagerCore/forward(_:)``),
+    /// each `finished` or `failed` one with its ordinal among the task's endings.
+    var parkedEvents: [String: [(event: EngineEvent, ending: Int?)]] = [:]
+    /// How many endings (`finished`, `failed`) of each task the engine announced…
+    var announcedEndings: [String: Int] = [:]
+    /// … and how many the store recorded (or saw superseded by a later record).
+    var recordedEndings: [String: Int] = [:]
+}
+
+/// The part of a manager the engine calls back into (as its ``TaskRecordObserver``) and the
+/// event forwarder uses: the lock-protected state, the store and the event broadcaster.
+///
+/// Lock order: the manager never calls the engine while holding ``state``'s lock, so that the
+/// engine's synchronous record callbacks (which take it) can never deadlock.
+final class ManagerCore: TaskRecordObserver {
+    let identifier: String
+    let state: Mutex<ManagerState>
+    let store: any TaskStore
+    let broadcaster = DownloadManagerEventBroadcaster()
+    let classifier: FileTypeClassifier
+    let logger: Logger
+    let listClock: @Sendable () -> Date
+    let calendar: Calendar
+    let lastStoreError = Mutex<StoreError?>(nil)
+
+    init(
+        identifier: String, state: ManagerState, store: any TaskStore, classifier: FileTypeClassifier, logger: Logger,
+        listClock: @escaping @Sendable () -> Date, calendar: Calendar
+    ) {
+        self.identifier = identifier
+        self.state = Mutex(state)
+        self.store = store
+        self.classifier = classifier
+        self.logger = logger
+        self.listClock = listClock
+        self.calendar = calendar
+    }
+
+    // MARK: The engine's records
+
+    func engineDidChange(_ changes: [TaskRecordChange]) {
+        let handles = state.withLock { state -> [(DownloadTaskHandle, EngineEvent)] in
+            var storeChanges: [StoreChange] = []
+            var events: [DownloadManagerEvent] = []
+            var touchedLists: Set<DownloadListKey> = []
+            var released: [EngineEvent] = []
+            for change in changes.sorted(by: { $0.sequence < $1.sequence }) {
+                let url = change.urlString
+                let isEnding: Bool
+                if case .upsert(let record) = change.kind {
+                    switch record.state {
+                    case .finished, .failed: isEnding = true
+                    default: isEnding = false
+                    }
+                } else {
+                    isEnding = false
+                }
+                if let last = state.sequences[url], last >= change.sequence {
+                    // Superseded by a record already stored: the ending is as good as recorded.
+                    if isEnding { state.recordedEndings[url, default: 0] += 1 }
+                    released += releaseParkedEvents(of: url, &state)
+                    continue
+                }
+                state.sequences[url] = change.sequence
+                if isEnding, case .upsert(let record) = change.kind, let previous = state.records[url],
+                    previous.state != record.state
+                {
+                    state.recordedEndings[url, default: 0] += 1
+                }
+                defer { released += releaseParkedEvents(of: url, &state) }
+                switch change.kind {
+                case .upsert(let record):
+                    let previous = state.records[url]
+                    state.records[url] = record
+                    let extras = state.extras[url] ?? TaskExtras()
+                    storeChanges.append(.putTask(storedTask(record, extras)))
+                    guard
+                        previous == nil || previous!.fileName != record.fileName
+                            || previous!.expectedLength != record.expectedLength || previous!.state != record.state
+                            || previous!.mimeType != record.mimeType
+                    else { continue }
+                    let item = listItem(record, extras)
+                    guard let current = state.lists[record.list]?.item(for: url), current != item else { continue }
+                    if let listChange = try? state.lists[record.list]?.update(item), !listChange.isEmpty {
+                        state.listGeneration += 1
+                        touchedLists.insert(record.list)
+                        events.append(.listChanged(record.list, listChange))
+                    }
+                case .remove:
+                    state.records[url] = nil
+                    storeChanges.append(.removeTask(urlString: url))
+                }
+            }
+            for key in touchedLists.sorted() {
+                if let list = state.lists[key] { storeChanges.append(.putList(storedList(key, list, state))) }
+            }
+            record(storeChanges)
+            broadcaster.yield(events)
+            return released.flatMap { publish($0, &state) }
+        }
+        for (handle, event) in handles { handle.deliver(event) }
+    }
+
+    /// Takes the parked events of a task that may go now: in order, up to the first ending the
+    /// store has not recorded yet.
+    func releaseParkedEvents(of url: String, _ state: inout ManagerState) -> [EngineEvent] {
+        guard var parked = state.parkedEvents[url] else { return [] }
+        var released: [EngineEvent] = []
+        let recorded = state.recordedEndings[url] ?? 0
+        while let first = parked.first, (first.ending ?? 0) <= recorded {
+            released.append(first.event)
+            parked.removeFirst()
+        }
+        state.parkedEvents[url] = parked.isEmpty ? nil : parked
+        return released
+    }
+
+    // MARK: The store
+
+    /// Records changes, in order; a failure is logged and kept in ``lastStoreError``.
+    func record(_ changes: [StoreChange]) {
+        guard !changes.isEmpty else { return }
+        do {
+            try store.record(changes)
+        } catch {
+            lastStoreError.withLock { $0 = error }
+            logger.error("store failed to record changes", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// A list's state, as the store keeps it.
+    func storedList(_ key: DownloadListKey, _ list: DownloadList, _ state: ManagerState) -> StoredList {
+        let listState = list.state
+        return StoredList(
+            identifier: key.rawValue, sections: listState.sections, sectionTitles: listState.sectionTitles,
+            trash: listState.toDeleteList, sortType: listState.sortType.rawValue,
+            sortOrder: listState.sortOrder.rawValue, sectioning: listState.sectioning.rawValue,
+            addTimeReference: listState.addTimeReference, maxDownloadCount: state.listLimits[key])
+    }
+
+    /// The manager's saved options.
+    func storedConfiguration(_ state: ManagerState) -> [String: PropertyListValue] {
+        let trashKeeps = state.trashKeepsFinishedFile.sorted().map(PropertyListValue.string)
+        return [
+            "maxDownloadCount": .integer(Int64(state.maxDownloadCount)),
+            "isTrashOpened": .boolean(state.isTrashOpened),
+            "trashKeepsFinishedFile": .array(trashKeeps),
+        ]
+    }
+
+    /// A record with the manager's extras, as the store keeps it.
+    func storedTask(_ record: DownloadTaskRecord, _ extras: TaskExtras) -> StoredTask {
+        let name =
+            record.fileName ?? record.preferredFileName
+            ?? ThumbnailSource(taskKey: record.urlString, filePath: nil).fileName
+        let received = record.resumeRecord?.offset ?? (record.state == .finished ? record.expectedLength ?? 0 : 0)
+        return StoredTask(
+            urlString: record.urlString, list: record.list.rawValue, displayName: extras.displayName,
+            fileName: record.fileName, temporaryFileName: record.temporaryFileName,
+            preferredFileName: record.preferredFileName,
+            kind: classifier.fileType(ofFileNamed: name, mimeType: record.mimeType), mimeType: record.mimeType,
+            expectedLength: record.expectedLength, receivedLength: received, state: record.state,
+            resumeRecord: record.resumeRecord, addedAt: record.addedAt, finishedAt: record.finishedAt,
+            metaInfo: extras.metaInfo, checksum: record.checksum, verification: Self.stored(record.verification))
+    }
+
+    /// A verification result as the store keeps it.
+    static func stored(_ result: VerificationResult) -> StoredVerification? {
+        switch result {
+        case .unverified: nil
+        case .verified: StoredVerification(status: "verified")
+        case .mismatch(let expected, let actual):
+            StoredVerification(status: "mismatch", expected: expected.description, actual: actual.description)
+        }
+    }
+
+    /// A stored verification result; unverified when absent or unreadable.
+    static func verification(_ stored: StoredVerification?) -> VerificationResult {
+        switch stored?.status {
+        case "verified": return .verified
+        case "mismatch":
+            guard let expected = stored?.expected.flatMap({ try? Checksum(parsing: $0) }),
+                let actual = stored?.actual.flatMap({ try? Checksum(parsing: $0) })
+            else { return .unverified }
+            return .mismatch(expected: expected, actual: actual)
+        default: return .unverified
+        }
+    }
+
+    /// The engine record of a stored task.
+    static func record(_ task: StoredTask) -> DownloadTaskRecord {
+        DownloadTaskRecord(
+            urlString: task.urlString, list: DownloadListKey(task.list), state: task.state,
+            resumeRecord: task.resumeRecord, fileName: task.fileName,
+            temporaryFileName: task.temporaryFileName ?? DownloadDirectory.temporaryName(),
+            expectedLength: task.expectedLength, mimeType: task.mimeType, preferredFileName: task.preferredFileName,
+            checksum: task.checksum, addedAt: task.addedAt, finishedAt: task.finishedAt,
+            verification: verification(task.verification))
+    }
+
+    // MARK: List items
+
+    /// The name a task is shown and sorted by.
+    func sortName(_ record: DownloadTaskRecord, _ extras: TaskExtras) -> String {
+        extras.displayName ?? record.fileName ?? record.preferredFileName
+            ?? ThumbnailSource(taskKey: record.urlString, filePath: nil).fileName
+    }
+
+    /// What the list sorts a task by.
+    func listItem(_ record: DownloadTaskRecord, _ extras: TaskExtras) -> ListItem {
+        let fileName =
+            record.fileName ?? record.preferredFileName
+            ?? ThumbnailSource(taskKey: record.urlString, filePath: nil).fileName
+        return ListItem(
+            url: record.urlString, fileName: sortName(record, extras), fileSize: record.expectedLength ?? -1,
+            addTime: record.addedAt, kind: classifier.fileType(ofFileNamed: fileName, mimeType: record.mimeType),
+            isFinished: record.state == .finished)
+    }
+
+    /// A new empty list.
+    func newList(manual: Bool = false) -> DownloadList {
+        DownloadList(sortType: manual ? .manual : .addTime, clock: listClock, calendar: calendar)
+    }
+
+    // MARK: List mutations
+
+    /// Runs `body` on a list under the lock; a non-empty change is recorded in the store and
+    /// announced. Errors of the list model become manager errors, and the list is unchanged.
+    func mutateList<Result>(
+        _ key: DownloadListKey,
+        _ body: (inout DownloadList, inout ManagerState) throws(DownloadListError) -> (ListChange, Result)
+    ) throws(DownloadManagerError) -> Result {
+        do {
+            return try state.withLock { (state) throws(DownloadListError) -> Result in
+                if state.lists[key] == nil { state.lists[key] = newList() }
+                var list = state.lists.removeValue(forKey: key)!
+                defer { state.lists[key] = list }
+                let keeps = state.trashKeepsFinishedFile
+                let (change, result) = try body(&list, &state)
+                if !change.isEmpty {
+                    state.listGeneration += 1
+                    var changes: [StoreChange] = [.putList(storedList(key, list, state))]
+                    if state.trashKeepsFinishedFile != keeps {
+                        changes.append(.setConfiguration(storedConfiguration(state)))
+                    }
+                    record(changes)
+                    broadcaster.yield([.listChanged(key, change)])
+                }
+                return result
+            }
+        } catch {
+            throw DownloadManagerError(error)
+        }
+    }
+
+    /// The items of new tasks, from their records.
+    func items(_ urls: [String], _ state: ManagerState, engine: DownloadEngine) -> [ListItem] {
+        urls.compactMap { url in
+            let record = state.records[url]
+            return record.map { listItem($0, state.extras[url] ?? TaskExtras()) }
+        }
+    }
+}
