@@ -6,6 +6,6 @@ struct PeregrineCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "peregrine",
         abstract: "Download files with Peregrine, and verify their checksums.",
-        subcommands: [GetCommand.self, VerifyCommand.self]
+        subcommands: [GetCommand.self, VerifyCommand.self, StoreCommand.self]
     )
 }

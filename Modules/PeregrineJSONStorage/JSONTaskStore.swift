@@ -1,0 +1,43 @@
+@_exported import PeregrineStorage
+
+/// A ``TaskStore`` that keeps a manager's state as JSON: the facade's default backend.
+///
+/// Files under ``StoreConfiguration/rootDirectory``: `ID.json` (the snapshot, one JSON record
+/// per line after an 8-digit CRC-32), `ID.json.backup` (the snapshot before the last
+/// compaction), `ID.json.journal.N` (the journal, same line format) and `ID.json.lock`.
+/// Meta info keeps its property-list types: see the tagged forms of dates, data and reals.
+///
+/// Thread-safe. A change costs O(1): it is appended to the journal, never rewriting the list.
+/// Durable changes are synced before ``record(_:)`` returns; progress is written within
+/// ``StoreConfiguration/flushDelay``.
+public final class JSONTaskStore: TaskStore {
+    private let store: JournaledTaskStore<JSONRecordFormat>
+
+    /// Opens the JSON file set of `identifier` under the configuration's root directory
+    /// (created if needed) and takes its lock.
+    ///
+    /// - Throws: ``StoreError/Code/invalidIdentifier`` for an identifier that cannot name a file,
+    ///   ``StoreError/Code/locked`` when another process or store object has it open,
+    ///   ``StoreError/Code/ioFailed`` when the directory cannot be created.
+    public convenience init(identifier: String, configuration: StoreConfiguration) throws(StoreError) {
+        try self.init(identifier: identifier, configuration: configuration, fileSystem: .posix)
+    }
+
+    /// Opens the store writing through `fileSystem` (tests inject faults with it).
+    package init(identifier: String, configuration: StoreConfiguration, fileSystem: StoreFileSystem)
+        throws(StoreError)
+    {
+        store = try JournaledTaskStore(
+            identifier: identifier, configuration: configuration, format: JSONRecordFormat(), fileSystem: fileSystem)
+    }
+
+    public var identifier: String { store.identifier }
+    public func load() throws(StoreError) -> StoreSnapshot { try store.load() }
+    public func record(_ changes: [StoreChange]) throws(StoreError) { try store.record(changes) }
+    public func save() throws(StoreError) { try store.save() }
+    public func compact() throws(StoreError) { try store.compact() }
+    public func close() throws(StoreError) { try store.close() }
+
+    /// The underlying journaled store, for tests and tools in this package.
+    package var journaled: JournaledTaskStore<JSONRecordFormat> { store }
+}

@@ -1,0 +1,630 @@
+import Dispatch
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The snapshot-plus-journal store both file backends are made of, generic over their
+/// serializer.
+///
+/// Files, for identifier `ID` and format `F` (`json`, `plist`) under the root directory:
+/// - `ID.F`: the snapshot, replaced atomically (temporary file, fsync, rename, directory fsync);
+/// - `ID.F.backup`: the snapshot before the last compaction, for when the snapshot is damaged;
+/// - `ID.F.journal.N`: journal segments, appended to; a snapshot names the first segment it
+///   does not include, and segments stay until the compaction after next, so the backup plus
+///   the journal still give the whole state;
+/// - `ID.F.lock`: held with `flock` while the store is open.
+///
+/// Each session appends to a new segment, so a torn tail left by a crash is never followed by
+/// new entries. Every record is framed with a CRC-32.
+package final class JournaledTaskStore<Format: StoreFormat>: TaskStore {
+    private struct Journal {
+        var buffer: [UInt8] = []
+        var descriptor: Int32 = -1
+        var segment: Int64
+        var goodLength = 0
+        var writtenSequence: UInt64 = 0
+        var journalEntries = 0
+        var snapshotRecords: Int
+        var flushScheduled = false
+        var compacting = false
+        var closed = false
+        var backgroundError: StoreError?
+    }
+
+    private struct Loaded {
+        var builder: SnapshotBuilder
+        var repairs: [String]
+        var journalEntries: Int
+        /// Whether the snapshot file itself was damaged (so it must not become the backup).
+        var snapshotDamaged: Bool
+    }
+
+    private struct FileRead {
+        var exists = false
+        var header: StoreFileHeader?
+        var applied = 0
+        var problems: [String] = []
+        var torn = false
+    }
+
+    package let identifier: String
+    package let configuration: StoreConfiguration
+    private let format: Format
+    private let fileSystem: StoreFileSystem
+    private let directory: String
+    private let snapshotPath: String
+    private let backupPath: String
+    private let segmentPrefix: String
+    private let fileLock: Mutex<StoreLock?>
+    private let state: Mutex<Journal>
+    private let syncedSequence = Mutex<UInt64>(0)
+    private let compactionLock = Mutex<Int>(0)
+    private let queue: DispatchQueue
+
+    /// Opens (creating if needed) the file set of `identifier`, and takes its lock.
+    ///
+    /// - Throws: ``StoreError/Code/invalidIdentifier``, ``StoreError/Code/locked`` when another
+    ///   store holds the file set, ``StoreError/Code/ioFailed`` when the directory cannot be made.
+    package init(
+        identifier: String, configuration: StoreConfiguration, format: Format, fileSystem: StoreFileSystem = .posix
+    ) throws(StoreError) {
+        try StoreIdentifier.validate(identifier)
+        var root = configuration.rootDirectory
+        while root.count > 1, root.hasSuffix("/") { root.removeLast() }
+        try StoreFiles.makeDirectories(root)
+        self.identifier = identifier
+        self.configuration = configuration
+        self.format = format
+        self.fileSystem = fileSystem
+        directory = root
+        snapshotPath = "\(root)/\(identifier).\(format.name)"
+        backupPath = snapshotPath + ".backup"
+        segmentPrefix = "\(identifier).\(format.name).journal."
+        fileLock = Mutex(try StoreLock(path: snapshotPath + ".lock"))
+        queue = DispatchQueue(label: "peregrine.store.\(identifier).\(format.name)")
+        let header = Self.header(of: snapshotPath, format: format)
+        let existing = try Self.segments(in: root, prefix: segmentPrefix)
+        let next = max((existing.last ?? -1) + 1, header?.segment ?? 0)
+        state = Mutex(Journal(segment: next, snapshotRecords: Int(header?.records ?? 0)))
+        unlink(snapshotPath + ".tmp")
+        unlink(backupPath + ".tmp")
+    }
+
+    deinit {
+        // Not closed: write what is buffered (as a crash would not), without waiting for a sync.
+        state.withLock { journal in
+            if !journal.closed {
+                try? writeBuffer(&journal)
+                if journal.descriptor >= 0 { closeFile(journal.descriptor) }
+            }
+        }
+    }
+
+    // MARK: TaskStore
+
+    package func load() throws(StoreError) -> StoreSnapshot {
+        try state.withLock { journal throws(StoreError) in
+            try checkOpen(journal)
+            try writeBuffer(&journal)
+        }
+        let loaded = try compactionLock.withLock { _ throws(StoreError) in try readState(upTo: nil) }
+        state.withLock { journal in
+            journal.snapshotRecords = loaded.builder.recordCount
+            journal.journalEntries = loaded.journalEntries
+        }
+        return loaded.builder.snapshot(repairs: loaded.repairs)
+    }
+
+    package func record(_ changes: [StoreChange]) throws(StoreError) {
+        guard !changes.isEmpty else { return }
+        var bytes: [UInt8] = []
+        var scratch: [UInt8] = []
+        var durable = false
+        for change in changes {
+            frame(StoreRecordCoding.node(change), into: &bytes, scratch: &scratch)
+            durable = durable || change.isDurable
+        }
+        let sequence = try state.withLock { journal throws(StoreError) -> UInt64? in
+            try checkOpen(journal)
+            journal.buffer.append(contentsOf: bytes)
+            journal.journalEntries += changes.count
+            if durable {
+                try writeBuffer(&journal)
+                return journal.writtenSequence
+            }
+            if !journal.flushScheduled {
+                journal.flushScheduled = true
+                scheduleFlush()
+            }
+            return nil
+        }
+        if let sequence { try syncJournal(upTo: sequence) }
+        scheduleCompactionIfDue()
+    }
+
+    package func save() throws(StoreError) {
+        let sequence = try state.withLock { journal throws(StoreError) in
+            try checkOpen(journal)
+            try writeBuffer(&journal)
+            return journal.writtenSequence
+        }
+        try syncJournal(upTo: sequence)
+    }
+
+    package func compact() throws(StoreError) {
+        try state.withLock { journal throws(StoreError) in try checkOpen(journal) }
+        try compactNow()
+    }
+
+    package func close() throws(StoreError) {
+        try save()
+        // Let a background compaction finish before the lock is released.
+        compactionLock.withLock { _ in
+            state.withLock { journal in
+                journal.closed = true
+                if journal.descriptor >= 0 { closeFile(journal.descriptor) }
+                journal.descriptor = -1
+            }
+        }
+        fileLock.withLock { $0 = nil }
+    }
+
+    // MARK: For tests and tools
+
+    /// Journal entries recorded since the snapshot (as far as this object knows).
+    package var journalEntryCount: Int { state.withLock { $0.journalEntries } }
+
+    /// The last error of a background flush or compaction, if any.
+    package var backgroundError: StoreError? { state.withLock { $0.backgroundError } }
+
+    /// The journal segments on disk, by number.
+    package func journalSegments() throws(StoreError) -> [Int64] {
+        try Self.segments(in: directory, prefix: segmentPrefix)
+    }
+
+    /// The path of journal segment `number`.
+    package func segmentPath(_ number: Int64) -> String { "\(directory)/\(segmentPrefix)\(number)" }
+
+    // MARK: Writing the journal
+
+    private func checkOpen(_ journal: Journal) throws(StoreError) {
+        guard !journal.closed else {
+            throw StoreError(.closed, path: snapshotPath, "the store \(identifier) is closed")
+        }
+    }
+
+    private func frame(_ node: StoreNode, into bytes: inout [UInt8], scratch: inout [UInt8]) {
+        scratch.removeAll(keepingCapacity: true)
+        format.encode(node, into: &scratch)
+        format.framing.append(scratch, to: &bytes)
+    }
+
+    /// Writes the buffer to the current segment (creating it), all or nothing: a failed write
+    /// is cut off again, so that the segment never holds a partial entry before later ones.
+    private func writeBuffer(_ journal: inout Journal) throws(StoreError) {
+        guard !journal.buffer.isEmpty else { return }
+        if journal.descriptor < 0 { try openSegment(&journal) }
+        let path = segmentPath(journal.segment)
+        do throws(StoreError) {
+            try StoreFiles.writeAll(journal.descriptor, journal.buffer, path: path, fileSystem: fileSystem)
+        } catch {
+            if ftruncate(journal.descriptor, off_t(journal.goodLength)) != 0 {
+                // The segment may now hold a partial entry: continue in a fresh one.
+                closeFile(journal.descriptor)
+                journal.descriptor = -1
+                journal.segment += 1
+            }
+            throw error
+        }
+        journal.goodLength += journal.buffer.count
+        journal.buffer.removeAll(keepingCapacity: journal.buffer.capacity <= 1 << 20)
+        journal.writtenSequence += 1
+    }
+
+    private func openSegment(_ journal: inout Journal) throws(StoreError) {
+        while true {
+            let path = segmentPath(journal.segment)
+            let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0o600)
+            if descriptor < 0 {
+                if errno == EEXIST {
+                    journal.segment += 1
+                    continue
+                }
+                throw StoreFiles.error(errno, path: path, "cannot create the journal")
+            }
+            var bytes: [UInt8] = []
+            var scratch: [UInt8] = []
+            let header = StoreFileHeader(kind: .journal, backend: format.name, segment: journal.segment)
+            frame(header.node, into: &bytes, scratch: &scratch)
+            do throws(StoreError) {
+                try StoreFiles.writeAll(descriptor, bytes, path: path, fileSystem: fileSystem)
+                try StoreFiles.sync(descriptor, path: path, fileSystem: fileSystem)
+                try StoreFiles.syncDirectory(directory)
+            } catch {
+                closeFile(descriptor)
+                unlink(path)
+                throw error
+            }
+            journal.descriptor = descriptor
+            journal.goodLength = bytes.count
+            return
+        }
+    }
+
+    /// Syncs the journal up to a write sequence; one `fdatasync` serves every caller waiting
+    /// at the time (group commit).
+    private func syncJournal(upTo sequence: UInt64) throws(StoreError) {
+        try syncedSequence.withLock { synced throws(StoreError) in
+            guard synced < sequence else { return }
+            let (descriptor, target, segment) = state.withLock {
+                ($0.descriptor, $0.writtenSequence, $0.segment)
+            }
+            if descriptor >= 0 {
+                try StoreFiles.sync(descriptor, path: segmentPath(segment), fileSystem: fileSystem)
+            }
+            synced = target
+        }
+    }
+
+    private func scheduleFlush() {
+        let (seconds, attoseconds) = configuration.flushDelay.components
+        let nanoseconds = max(0, seconds) * 1_000_000_000 + max(0, attoseconds) / 1_000_000_000
+        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(min(nanoseconds, Int64(Int32.max))))) {
+            [weak self] in
+            self?.flushFromTimer()
+        }
+    }
+
+    private func flushFromTimer() {
+        let sequence = state.withLock { journal -> UInt64? in
+            journal.flushScheduled = false
+            guard !journal.closed else { return nil }
+            do throws(StoreError) {
+                try writeBuffer(&journal)
+                return journal.writtenSequence
+            } catch {
+                // Keep the changes and try again after another delay (a full disk may clear).
+                journal.backgroundError = error
+                journal.flushScheduled = true
+                scheduleFlush()
+                return nil
+            }
+        }
+        if let sequence {
+            do throws(StoreError) { try syncJournal(upTo: sequence) } catch {
+                state.withLock { $0.backgroundError = error }
+            }
+        }
+        scheduleCompactionIfDue()
+    }
+
+    // MARK: Compaction
+
+    private func scheduleCompactionIfDue() {
+        let due = state.withLock { journal -> Bool in
+            guard !journal.closed, !journal.compacting,
+                journal.journalEntries > configuration.compactionThreshold,
+                journal.journalEntries > journal.snapshotRecords
+            else { return false }
+            journal.compacting = true
+            return true
+        }
+        guard due else { return }
+        queue.async { [weak self] in
+            guard let self else { return }
+            do throws(StoreError) { try self.compactNow() } catch { self.state.withLock { $0.backgroundError = error } }
+            self.state.withLock { $0.compacting = false }
+        }
+    }
+
+    /// Seals the current segment, so that appends go on in a new one while the sealed ones are
+    /// folded into a snapshot; returns the first segment the snapshot will not include.
+    private func rotate() throws(StoreError) -> (bound: Int64, entries: Int) {
+        try syncedSequence.withLock { synced throws(StoreError) in
+            try state.withLock { journal throws(StoreError) in
+                try checkOpen(journal)
+                try writeBuffer(&journal)
+                if journal.descriptor >= 0 {
+                    try StoreFiles.sync(journal.descriptor, path: segmentPath(journal.segment), fileSystem: fileSystem)
+                    synced = journal.writtenSequence
+                    closeFile(journal.descriptor)
+                    journal.descriptor = -1
+                    journal.segment += 1
+                }
+                return (journal.segment, journal.journalEntries)
+            }
+        }
+    }
+
+    private func compactNow() throws(StoreError) {
+        try compactionLock.withLock { _ throws(StoreError) in
+            let (bound, entries) = try rotate()
+            let loaded = try readState(upTo: bound)
+            // The segments to keep are those the backup will need: the old snapshot's, or, when
+            // the old snapshot is damaged and the backup stays, the backup's.
+            let replacingBackup = !loaded.snapshotDamaged
+            let base = Self.header(of: replacingBackup ? snapshotPath : backupPath, format: format)?.segment ?? 0
+            try writeSnapshot(loaded.builder, segment: bound, replacingBackup: replacingBackup)
+            // The new backup (the old snapshot) needs the segments from its base on.
+            for segment in try journalSegments() where segment < base { unlink(segmentPath(segment)) }
+            state.withLock { journal in
+                journal.snapshotRecords = loaded.builder.recordCount
+                journal.journalEntries = max(0, journal.journalEntries - entries)
+            }
+        }
+    }
+
+    private func writeSnapshot(_ builder: SnapshotBuilder, segment: Int64, replacingBackup: Bool)
+        throws(StoreError)
+    {
+        let temporary = snapshotPath + ".tmp"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw StoreFiles.error(errno, path: temporary, "cannot create the snapshot") }
+        var failure: StoreError?
+        var chunk: [UInt8] = []
+        chunk.reserveCapacity(1 << 21)
+        var scratch: [UInt8] = []
+        let header = StoreFileHeader(
+            kind: .snapshot, backend: format.name, segment: segment, records: Int64(builder.recordCount))
+        frame(header.node, into: &chunk, scratch: &scratch)
+        let flush = { (chunk: inout [UInt8]) in
+            guard failure == nil else { return }
+            do throws(StoreError) {
+                try StoreFiles.writeAll(descriptor, chunk, path: temporary, fileSystem: self.fileSystem)
+            } catch { failure = error }
+            chunk.removeAll(keepingCapacity: true)
+        }
+        builder.forEachChange { change in
+            guard failure == nil else { return }
+            frame(StoreRecordCoding.node(change), into: &chunk, scratch: &scratch)
+            if chunk.count >= 1 << 20 { flush(&chunk) }
+        }
+        flush(&chunk)
+        if failure == nil {
+            do throws(StoreError) { try StoreFiles.sync(descriptor, path: temporary, fileSystem: fileSystem) } catch {
+                failure = error
+            }
+        }
+        closeFile(descriptor)
+        if let failure {
+            unlink(temporary)
+            throw failure
+        }
+        // Keep the snapshot being replaced as the backup, unless it is the damaged one (then
+        // the backup is the last good copy, and the damaged file was kept aside by the load).
+        if replacingBackup, StoreFiles.exists(snapshotPath), Self.header(of: snapshotPath, format: format) != nil {
+            let linked = backupPath + ".tmp"
+            unlink(linked)
+            if link(snapshotPath, linked) != 0 || rename(linked, backupPath) != 0 {
+                let code = errno
+                unlink(temporary)
+                throw StoreFiles.error(code, path: backupPath, "cannot keep the previous snapshot")
+            }
+        }
+        guard rename(temporary, snapshotPath) == 0 else {
+            let code = errno
+            unlink(temporary)
+            throw StoreFiles.error(code, path: snapshotPath, "cannot replace the snapshot")
+        }
+        try StoreFiles.syncDirectory(directory)
+    }
+
+    // MARK: Reading
+
+    private static func header(of path: String, format: Format) -> StoreFileHeader? {
+        guard let file = try? MappedFile(path: path) else { return nil }
+        return file.withUnsafeBytes { bytes -> StoreFileHeader? in
+            guard let first = format.framing.firstRecord(bytes), let node = try? format.decode(first) else {
+                return nil
+            }
+            return StoreFileHeader(node)
+        }
+    }
+
+    private static func segments(in directory: String, prefix: String) throws(StoreError) -> [Int64] {
+        try StoreFiles.names(in: directory).compactMap { name -> Int64? in
+            guard name.hasPrefix(prefix) else { return nil }
+            return Int64(name.dropFirst(prefix.count))
+        }.sorted()
+    }
+
+    private func readRecords(_ path: String, kind: StoreFileHeader.Kind, into builder: inout SnapshotBuilder)
+        throws(StoreError) -> FileRead
+    {
+        var result = FileRead()
+        guard let file = try MappedFile(path: path) else { return result }
+        result.exists = true
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        let format = self.format
+        return try file.withUnsafeBytes { (bytes) throws(StoreError) -> FileRead in
+            // First delimit the records (cheap), then decode them, in parallel for large files.
+            var records: [(start: Int, count: Int, checksumMatches: Bool, offset: Int)] = []
+            let end = format.framing.scan(bytes) { payload, checksumMatches, offset in
+                let start = payload.baseAddress.map { bytes.baseAddress!.distance(to: $0) } ?? 0
+                records.append((start, payload.count, checksumMatches, offset))
+            }
+            func payload(_ index: Int) -> UnsafeRawBufferPointer {
+                UnsafeRawBufferPointer(
+                    rebasing: bytes[records[index].start..<(records[index].start + records[index].count)])
+            }
+            guard let first = records.first, first.offset == 0, let node = try? format.decode(payload(0)),
+                let header = StoreFileHeader(node), header.kind == kind
+            else {
+                result.problems.append("\(name) does not start with a \(kind.rawValue) header")
+                return result
+            }
+            if header.version > StoreFileHeader.currentVersion {
+                throw StoreError(
+                    .unsupportedVersion, path: path,
+                    "written by format version \(header.version); this version reads up to "
+                        + "\(StoreFileHeader.currentVersion): use a newer Peregrine (the file was left as is)")
+            }
+            guard header.backend == format.name else {
+                result.problems.append("\(name) was written by the \(header.backend) backend")
+                return result
+            }
+            result.header = header
+            if kind == .snapshot { builder.reserveCapacity(Int(clamping: min(header.records, 50_000_000))) }
+            let count = records.count - 1
+            let chunks = count >= 20_000 ? 8 : 1
+            let decoded = DecodedChunks()
+            nonisolated(unsafe) let unsafeBytes = bytes
+            let delimited = records
+            let framing = format.framing
+            let decode: @Sendable (Int) -> Void = { chunk in
+                let lower = 1 + count * chunk / chunks
+                let upper = 1 + count * (chunk + 1) / chunks
+                var changes: [Result<StoreChange, StoreFormatError>] = []
+                changes.reserveCapacity(upper - lower)
+                for index in lower..<upper {
+                    let record = delimited[index]
+                    let payload = UnsafeRawBufferPointer(
+                        rebasing: unsafeBytes[record.start..<(record.start + record.count)])
+                    changes.append(
+                        Result { () throws(StoreFormatError) in
+                            // A text record that fails its checksum is taken as hand-edited only
+                            // when it is still text: control bytes mean damage, not an edit.
+                            if !record.checksumMatches, framing == .lines,
+                                payload.contains(where: { $0 < 0x20 && $0 != 0x09 })
+                            {
+                                throw StoreFormatError("damaged bytes")
+                            }
+                            return try StoreRecordCoding.change(try format.decode(payload))
+                        })
+                }
+                decoded.storage.withLock { $0[chunk] = changes }
+            }
+            if chunks == 1 { decode(0) } else { DispatchQueue.concurrentPerform(iterations: chunks, execute: decode) }
+            var index = 1
+            for chunk in 0..<chunks {
+                let changes = decoded.storage.withLock { $0.removeValue(forKey: chunk) ?? [] }
+                for change in changes {
+                    let record = records[index]
+                    index += 1
+                    switch change {
+                    case .success(let change):
+                        builder.apply(change)
+                        result.applied += 1
+                        if !record.checksumMatches {
+                            result.problems.append(
+                                "\(name): the record at byte \(record.offset) does not match its checksum "
+                                    + "(edited by hand?); kept")
+                        }
+                    case .failure(let error):
+                        result.problems.append(
+                            "\(name): the record at byte \(record.offset) is unreadable (\(error.message)); skipped")
+                    }
+                }
+            }
+            switch end {
+            case .clean: break
+            case .torn(let offset):
+                result.torn = true
+                result.problems.append(
+                    "\(name) ends in an entry cut at byte \(offset) (a write interrupted by a crash); it was dropped")
+            case .damaged(let offset):
+                result.problems.append("\(name) is damaged from byte \(offset) on; what follows could not be read")
+            }
+            return result
+        }
+    }
+
+    /// Reads the snapshot (or its backup) and the journal segments below `bound`.
+    private func readState(upTo bound: Int64?) throws(StoreError) -> Loaded {
+        var repairs: [String] = []
+        var builder = SnapshotBuilder()
+        var base: Int64 = 0
+        var damaged = false
+        let main = try readRecords(snapshotPath, kind: .snapshot, into: &builder)
+        if main.exists, let header = main.header {
+            base = header.segment
+            var problems = main.problems
+            if main.applied != Int(header.records) {
+                problems.append("the snapshot holds \(main.applied) of its \(header.records) records")
+            }
+            if !problems.isEmpty {
+                damaged = true
+                repairs += problems
+                keepDamaged(snapshotPath)
+                var older = SnapshotBuilder()
+                let backup = try readRecords(backupPath, kind: .snapshot, into: &older)
+                if let backupHeader = backup.header {
+                    _ = try replay(from: backupHeader.segment, upTo: base, into: &older, repairs: &repairs)
+                    let added = builder.merge(missingFrom: older)
+                    repairs.append("\(added) task(s) the damaged snapshot lost were taken from the backup")
+                } else {
+                    repairs.append("no backup snapshot could fill in what the damaged one lost")
+                }
+            }
+        } else if main.exists || StoreFiles.exists(backupPath) {
+            // The snapshot is unreadable, or gone while its backup is there: never start empty.
+            damaged = true
+            builder = SnapshotBuilder()
+            let backup = try readRecords(backupPath, kind: .snapshot, into: &builder)
+            guard let backupHeader = backup.header else {
+                throw StoreError(
+                    .corrupt, path: main.exists ? snapshotPath : backupPath,
+                    (main.exists ? main.problems.first ?? "unreadable" : "the snapshot is missing")
+                        + "; no readable backup either. Nothing was changed: restore the file or move it away")
+            }
+            base = backupHeader.segment
+            if main.exists {
+                keepDamaged(snapshotPath)
+                repairs += main.problems
+                repairs.append("the snapshot is unreadable: loaded the backup and the journal written since")
+            } else {
+                repairs.append("the snapshot is missing: loaded the backup and the journal written since")
+            }
+            repairs += backup.problems
+        }
+        let entries = try replay(from: base, upTo: bound, into: &builder, repairs: &repairs)
+        return Loaded(builder: builder, repairs: repairs, journalEntries: entries, snapshotDamaged: damaged)
+    }
+
+    private func replay(
+        from base: Int64, upTo bound: Int64?, into builder: inout SnapshotBuilder,
+        repairs: inout [String]
+    ) throws(StoreError) -> Int {
+        var entries = 0
+        var expected = base
+        for segment in try journalSegments() where segment >= base && segment < (bound ?? Int64.max) {
+            if segment > expected, expected > base {
+                repairs.append("journal segments \(expected)..<\(segment) are missing")
+            }
+            expected = segment + 1
+            let read = try readRecords(segmentPath(segment), kind: .journal, into: &builder)
+            entries += read.applied
+            if read.header == nil {
+                repairs.append(contentsOf: read.problems)
+                continue
+            }
+            repairs.append(contentsOf: read.problems)
+            if !read.problems.isEmpty && !(read.torn && read.problems.count == 1) {
+                keepDamaged(segmentPath(segment))
+            }
+        }
+        return entries
+    }
+
+    /// Keeps a damaged file under another name (a hard link) before a compaction replaces it.
+    private func keepDamaged(_ path: String) {
+        let kept = path + ".damaged"
+        if !StoreFiles.exists(kept) { link(path, kept) }
+    }
+}
+
+/// `close(2)`, out of reach of the store's own `close()`.
+private func closeFile(_ descriptor: Int32) {
+    _ = close(descriptor)
+}
+
+/// Records decoded in parallel, by chunk.
+private final class DecodedChunks: Sendable {
+    let storage = Mutex<[Int: [Result<StoreChange, StoreFormatError>]]>([:])
+}

@@ -1,0 +1,128 @@
+import PeregrineJSONStorage
+import PeregrinePlistStorage
+import PeregrineStorage
+import Testing
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// The serializers on their own: exact types, and hostile bytes.
+@Suite struct StoreFormatTests {
+    static let formats: [any StoreFormat] = [JSONRecordFormat(), BinaryPropertyListFormat()]
+
+    func decode(_ format: any StoreFormat, _ bytes: [UInt8]) throws(StoreFormatError) -> StoreNode {
+        let result = bytes.withUnsafeBytes { raw in Result { () throws(StoreFormatError) in try format.decode(raw) } }
+        return try result.get()
+    }
+
+    func roundTrip(_ format: any StoreFormat, _ node: StoreNode) throws(StoreFormatError) -> StoreNode {
+        var bytes: [UInt8] = []
+        format.encode(node, into: &bytes)
+        return try decode(format, bytes)
+    }
+
+    @Test(arguments: [0, 1])
+    func everyPropertyListValueReadsBackExactly(_ index: Int) throws {
+        let format = Self.formats[index]
+        for (key, value) in StoreFixtures.metaInfo {
+            let node = StoreRecordCoding.propertyNode(value)
+            let back = try roundTrip(format, node)
+            #expect(try StoreRecordCoding.propertyValue(back) == value, "\(format.name): \(key)")
+        }
+        for value: PropertyListValue in [.real(.infinity), .real(-.infinity), .real(-0.0), .integer(0), .real(0)] {
+            #expect(
+                try StoreRecordCoding.propertyValue(try roundTrip(format, StoreRecordCoding.propertyNode(value)))
+                    == value)
+        }
+        let nan = try roundTrip(format, .real(.nan))
+        guard case .real(let number) = nan else { Issue.record("NaN came back as \(nan)"); return }
+        #expect(number.isNaN)
+    }
+
+    @Test func jsonKeepsIntegersAndRealsApart() throws {
+        let format = JSONRecordFormat()
+        var bytes: [UInt8] = []
+        format.encode(.array([.integer(1), .real(1), .real(1e20), .integer(.min)]), into: &bytes)
+        #expect(String(decoding: bytes, as: UTF8.self) == "[1,1.0,1e+20,-9223372036854775808]")
+        #expect(
+            try decode(format, Array("[2, 2.0, 2e0, 99999999999999999999]".utf8))
+                == .array([.integer(2), .real(2), .real(2), .real(1e20)]))
+    }
+
+    @Test(arguments: [0, 1])
+    func hostileBytesAreErrorsNotCrashes(_ index: Int) throws {
+        let format = Self.formats[index]
+        var valid: [UInt8] = []
+        format.encode(StoreRecordCoding.node(.putTask(StoreFixtures.fullTask())), into: &valid)
+        var generator = SystemRandomNumberGenerator()
+        var samples: [[UInt8]] = [
+            [], [0], Array("{".utf8), Array("[[[[[[[[".utf8), Array(repeating: UInt8(ascii: "["), count: 10_000),
+        ]
+        for length in stride(from: 0, to: valid.count, by: max(1, valid.count / 50)) {
+            samples.append(Array(valid.prefix(length)))
+        }
+        for _ in 0..<300 {
+            var mutated = valid
+            for _ in 0..<Int.random(in: 1...8, using: &generator) {
+                mutated[Int.random(in: 0..<mutated.count, using: &generator)] = UInt8.random(
+                    in: 0...255, using: &generator)
+            }
+            samples.append(mutated)
+        }
+        for sample in samples {
+            // Either an error or some node: never a trap.
+            if let node = try? decode(format, sample) { _ = try? StoreRecordCoding.change(node) }
+        }
+    }
+
+    @Test func binaryPlistRecordsAreNativePropertyLists() throws {
+        // Foundation's own decoder reads a record, with the native types.
+        struct Record: Decodable {
+            var op: String
+            var url: String
+            var file: String
+            var width: Int
+        }
+        let change = StoreChange.setCustomThumbnail(urlString: "https://a/1", StoreFixtures.thumbnail)
+        var bytes: [UInt8] = []
+        BinaryPropertyListFormat().encode(StoreRecordCoding.node(change), into: &bytes)
+        let record = try PropertyListDecoder().decode(Record.self, from: Data(bytes))
+        #expect(record.op == "thumbnail")
+        #expect(record.width == 128)
+        struct Meta: Decodable {
+            var date: Date
+            var data: Data
+            var max: Int64
+            var string: String
+        }
+        var metaBytes: [UInt8] = []
+        let meta: [String: PropertyListValue] = [
+            "date": .date(StoreFixtures.date), "data": .data(Data([1, 2])), "max": .integer(.max),
+            "string": .string("日本 😀"),
+        ]
+        BinaryPropertyListFormat().encode(StoreRecordCoding.propertyNode(.dictionary(meta)), into: &metaBytes)
+        let decoded = try PropertyListDecoder().decode(Meta.self, from: Data(metaBytes))
+        #expect(decoded.date == StoreFixtures.date)
+        #expect(decoded.data == Data([1, 2]))
+        #expect(decoded.max == .max)
+        #expect(decoded.string == "日本 😀")
+    }
+
+    @Test func framingFindsTornAndDamagedRecords() {
+        for framing in [RecordFraming.lines, .binary] {
+            var bytes: [UInt8] = []
+            for index in 0..<3 { framing.append(Array("record \(index)".utf8), to: &bytes) }
+            var seen: [String] = []
+            let end = bytes.dropLast(3).withUnsafeBytes { raw in
+                framing.scan(raw) { payload, matches, _ in
+                    if matches { seen.append(String(decoding: payload, as: UTF8.self)) }
+                }
+            }
+            #expect(seen == ["record 0", "record 1"])
+            guard case .torn = end else { Issue.record("\(framing): \(end)"); continue }
+        }
+    }
+}

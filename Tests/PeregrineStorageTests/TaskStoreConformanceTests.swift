@@ -1,0 +1,483 @@
+import PeregrineJSONStorage
+import PeregrinePlistStorage
+import PeregrineStorage
+import Testing
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The behaviour every file backend must have; each test runs once per backend.
+@Suite struct TaskStoreConformanceTests {
+    @Test(arguments: StoreBackend.allCases)
+    func roundTripKeepsEveryFieldAndPropertyListType(_ backend: StoreBackend) async throws {
+        try await withTemporaryDirectory { root in
+            let store = try backend.open(root)
+            let task = StoreFixtures.fullTask()
+            try store.record([
+                .putTask(task), .putList(StoreFixtures.list), .setConfiguration(StoreFixtures.configuration),
+                .setCustomThumbnail(urlString: task.urlString, StoreFixtures.thumbnail),
+            ])
+            let live = try store.load()
+            try store.close()
+            let reopened = try backend.open(root)
+            defer { try? reopened.close() }
+            let loaded = try reopened.load()
+            for snapshot in [live, loaded] {
+                #expect(snapshot.repairs == [])
+                #expect(snapshot.tasks == [task])
+                #expect(snapshot.lists == ["videos": StoreFixtures.list])
+                #expect(snapshot.configuration == StoreFixtures.configuration)
+                #expect(snapshot.customThumbnails == [task.urlString: StoreFixtures.thumbnail])
+            }
+            // The exact cases, spelled out: an integral real stays a real, an integer an integer.
+            let meta = loaded.tasks.first?.metaInfo ?? [:]
+            #expect(meta["realOne"] == .real(1.0))
+            #expect(meta["integer"] == .integer(42))
+            #expect(meta["max"] == .integer(.max))
+            #expect(meta["date"] == .date(StoreFixtures.date))
+            #expect(meta["data"] == .data(Data([0, 1, 2, 0x7F, 0x80, 0xFF])))
+        }
+    }
+
+    @Test(arguments: StoreBackend.allCases)
+    func everyTaskStateRoundTrips(_ backend: StoreBackend) async throws {
+        try await withTemporaryDirectory { root in
+            let states: [DownloadState] = [
+                .notInList, .pending, .downloading, .paused, .stopped, .finished,
+                .failed(FailureReason(.network, message: "")), .failed(FailureReason(.diskFull, message: "full")),
+            ]
+            let tasks = states.enumerated().map { StoreFixtures.task($0.offset, state: $0.element) }
+            let store = try backend.open(root)
+            try store.record(tasks.map(StoreChange.putTask))
+            try store.close()
+            let reopened = try backend.open(root)
+            defer { try? reopened.close() }
+            #expect(try reopened.load().tasks == tasks)
+        }
+    }
+
+    @Test(arguments: StoreBackend.allCases)
+    func putRemoveAndReplaceKeepTheOrderOfFirstAddition(_ backend: StoreBackend) async throws {
+        try await withTemporaryDirectory { root in
+            let store = try backend.open(root)
+            try store.record((0..<5).map { .putTask(StoreFixtures.task($0)) })
+            try store.record([.removeTask(urlString: StoreFixtures.task(1).urlString)])
+            try store.record([.putTask(StoreFixtures.task(3, state: .finished, received: 1000))])
+            try store.record([.putTask(StoreFixtures.task(1, state: .stopped))])
+            try store.record([.removeTask(urlString: "https://never.added/")])
+            let expected = [
+                StoreFixtures.task(0), StoreFixtures.task(2), StoreFixtures.task(3, state: .finished, received: 1000),
+                StoreFixtures.task(4), StoreFixtures.task(1, state: .stopped),
+            ]
+            #expect(try store.load().tasks == expected)
+            try store.compact()
+            #expect(try store.load().tasks == expected)
+            try store.close()
+            let reopened = try backend.open(root)
+            defer { try? reopened.close() }
+            #expect(try reopened.load().tasks == expected)
+        }
+    }
+
+    @Test(arguments: StoreBackend.allCases)
+    func listsConfigurationAndThumbnailsAreReplacedAndRemoved(_ backend: StoreBackend) async throws {
+        try await withTemporaryDirectory { root in
+            let store = try backend.open(root)
+            var other = StoreFixtures.list
+            other.identifier = ""
+            other.maxDownloadCount = nil
+            other.addTimeReference = nil
+            let task = StoreFixtures.task(7)
+            try store.record([
+                .putList(StoreFixtures.list), .putList(other), .setConfiguration(["a": .integer(1)]),
+                .setConfiguration(StoreFixtures.configuration), .putTask(task),
+                .setCustomThumbnail(urlString: task.urlString, StoreFixtures.thumbnail),
+                .setCustomThumbnail(urlString: "https://other/", StoreFixtures.thumbnail),
+                .setCustomThumbnail(urlString: "https://other/", nil),
+                .removeList(identifier: "videos"),
+            ])
+            var snapshot = try store.load()
+            #expect(snapshot.lists == ["": other])
+            #expect(snapshot.configuration == StoreFixtures.configuration)
+            #expect(snapshot.customThumbnails == [task.urlString: StoreFixtures.thumbnail])
+            try store.record([.removeTask(urlString: task.urlString)])
+            try store.close()
+            let reopened = try backend.open(root)
+            defer { try? reopened.close() }
+            snapshot = try reopened.load()
+            #expect(snapshot.customThumbnails.isEmpty, "removing a task removes its custom thumbnail")
+            #expect(snapshot.lists == ["": other])
+        }
+    }
+
+    @Test(arguments: StoreBackend.allCases)
+    func aClosedStoreRefusesWorkAndReleasesItsFiles(_ backend: StoreBackend) async throws {
+        try await withTemporaryDirectory { root in
+            let store = try backend.open(root)
+            try store.record([.putTask(StoreFixtures.task(1))])
+            try store.close()
+            #expect(throws: StoreError.self) { try store.load() }
+            do throws(StoreError) {
+                try store.record([.putTask(StoreFixtures.task(2))])
+                Issue.record("record after close did not throw")
+            } catch { #expect(error.code == .closed) }
+            let reopened = try backend.open(root)
+            defer { try? reopened.close() }
+            #expect(try reopened.load().tasks == [StoreFixtures.task(1)])
+        }
+    }
+
+    @Test(arguments: StoreBackend.allCases)
+    func durableChangesAreOnDiskWhenRecordReturns(_ backend: StoreBackend) async throws {
+        try await withTemporaryDirectory { root in
+            let store = try backend.open(root, flushDelay: .seconds(3600))
+            defer { try? store.close() }
+            try store.record([.putTask(StoreFixtures.task(1))])
+            try store.record([.putTask(StoreFixtures.task(1, state: .finished, received: 1000))])
+            try store.record([.putTask(StoreFixtures.task(2)), .removeTask(urlString: StoreFixtures.task(2).urlString)])
+            try store.record([.putList(StoreFixtures.list)])
+            // A crash now: the files as they are, read by another store.
+            let crashed = try loadAfterCrash(backend, root: root, scratch: root + "-crash")
+            defer { try? FileManager.default.removeItem(atPath: root + "-crash") }
+            #expect(crashed.tasks == [StoreFixtures.task(1, state: .finished, received: 1000)])
+            #expect(crashed.lists == ["videos": StoreFixtures.list])
+            #expect(crashed.repairs == [])
+        }
+    }
+
+    @Test(arguments: StoreBackend.allCases)
+    func progressReachesDiskWithinTheFlushDelay(_ backend: StoreBackend) async throws {
+        try await withTemporaryDirectory { root in
+            let store = try backend.open(root, flushDelay: .milliseconds(50))
+            defer { try? store.close() }
+            try store.record([.putTask(StoreFixtures.task(1))])
+            let progress = StoreFixtures.task(1, state: .downloading, received: 500)
+            #expect(!StoreChange.putTask(progress).isDurable)
+            try store.record([.putTask(progress)])
+            let scratch = root + "-crash"
+            defer { try? FileManager.default.removeItem(atPath: scratch) }
+            let arrived = try await eventually {
+                try loadAfterCrash(backend, root: root, scratch: scratch).tasks == [progress]
+            }
+            #expect(arrived, "the progress change never reached the journal")
+        }
+    }
+
+    @Test(arguments: StoreBackend.allCases)
+    func progressWaitsForTheFlushDelayButSaveWritesIt(_ backend: StoreBackend) async throws {
+        try await withTemporaryDirectory { root in
+            let store = try backend.open(root, flushDelay: .seconds(3600))
+            defer { try? store.close() }
+            try store.record([.putTask(StoreFixtures.task(1))])
+            let progress = StoreFixtures.task(1, state: .downloading, received: 500)
+            try store.record([.putTask(progress)])
+            let scratch = root + "-crash"
+            defer { try? FileManager.default.removeItem(atPath: scratch) }
+            #expect(try loadAfterCrash(backend, root: root, scratch: scratch).tasks == [StoreFixtures.task(1)])
+            try store.save()
+            #expect(try loadAfterCrash(backend, root: root, scratch: scratch).tasks == [progress])
+        }
+    }
+
+    @Test(arguments: StoreBackend.allCases)
+    func aTornJournalTailIsDroppedAndReported(_ backend: StoreBackend) async throws {
+        try await withTemporaryDirectory { root in
+            let store = try backend.open(root)
+            for index in 0..<3 { try store.record([.putTask(StoreFixtures.fullTask(index))]) }
+            try store.close()
+            let segment = try #require(try backend.segmentPaths(root).last)
+            let bytes = try readBytes(segment)
+            try writeBytes(Array(bytes.dropLast(25)), to: segment)
+            let reopened = try backend.open(root)
+            let snapshot = try reopened.load()
+            #expect(snapshot.tasks == [StoreFixtures.fullTask(0), StoreFixtures.fullTask(1)])
+            #expect(snapshot.repairs.count == 1)
+            #expect(snapshot.repairs.first?.contains("cut") == true)
+            // New entries go on after the torn one without being lost behind it.
+            try reopened.record([.putTask(StoreFixtures.task(9))])
+            try reopened.close()
+            let again = try backend.open(root)
+            defer { try? again.close() }
+            #expect(
+                try again.load().tasks == [StoreFixtures.fullTask(0), StoreFixtures.fullTask(1), StoreFixtures.task(9)])
+        }
+    }
+
+    @Test(arguments: StoreBackend.allCases)
+    func aGarbageSnapshotFallsBackToTheBackupAndTheJournal(_ backend: StoreBackend) async throws {
+        try await withTemporaryDirectory { root in
+            let store = try backend.open(root)
+            try store.record([.putTask(StoreFixtures.task(1))])
+            try store.compact()
+            try store.record([.putTask(StoreFixtures.task(2))])
+            try store.compact()
+            try store.record([.putTask(StoreFixtures.task(3))])
+            try store.close()
+            let path = backend.snapshotPath(root)
+            let garbage = Array("this is not a snapshot at all\n\u{0}\u{1}".utf8)
+            try writeBytes(garbage, to: path)
+            let reopened = try backend.open(root)
+            let snapshot = try reopened.load()
+            #expect(snapshot.tasks == [1, 2, 3].map { StoreFixtures.task($0) })
+            #expect(snapshot.repairs.contains { $0.contains("backup") })
+            #expect(try readBytes(path + ".damaged") == garbage, "the damaged snapshot is kept aside")
+            // Compacting now writes a good snapshot and keeps the good backup.
+            try reopened.compact()
+            try reopened.close()
+            let again = try backend.open(root)
+            defer { try? again.close() }
+            let repaired = try again.load()
+            #expect(repaired.tasks == [1, 2, 3].map { StoreFixtures.task($0) })
+            #expect(repaired.repairs == [])
+        }
+    }
+
+    @Test(arguments: StoreBackend.allCases)
+    func aGarbageSnapshotWithoutBackupIsCorruptAndLeftUntouched(_ backend: StoreBackend) async throws {
+        try await withTemporaryDirectory { root in
+            let store = try backend.open(root)
+            try store.record([.putTask(StoreFixtures.task(1))])
+            try store.compact()
+            try store.close()
+            let path = backend.snapshotPath(root)
+            var bytes = try readBytes(path)
+            for index in 0..<min(12, bytes.count) { bytes[index] = 0x2A }
+            try writeBytes(bytes, to: path)
+            let namesBefore = try StoreFiles.names(in: root).sorted()
+            let reopened = try backend.open(root)
+            defer { try? reopened.close() }
+            do throws(StoreError) {
+                _ = try reopened.load()
+                Issue.record("a load of a garbage snapshot without backup did not throw")
+            } catch {
+                #expect(error.code == .corrupt)
+                #expect(error.path == path)
+            }
+            #expect(throws: StoreError.self) { try reopened.compact() }
+            #expect(try readBytes(path) == bytes, "the damaged file is left as it was")
+            #expect(try StoreFiles.names(in: root).sorted() == namesBefore)
+        }
+    }
+
+    @Test(arguments: StoreBackend.allCases)
+    func aDamagedRecordInTheSnapshotIsRecoveredFromTheBackup(_ backend: StoreBackend) async throws {
+        try await withTemporaryDirectory { root in
+            let store = try backend.open(root)
+            try store.record((0..<20).map { .putTask(StoreFixtures.task($0)) })
+            try store.compact()
+            try store.record([.putTask(StoreFixtures.task(20))])
+            try store.compact()
+            try store.close()
+            let path = backend.snapshotPath(root)
+            var bytes = try readBytes(path)
+            let middle = bytes.count / 2
+            for index in middle..<(middle + 6) { bytes[index] = 0x00 }
+            try writeBytes(bytes, to: path)
+            let reopened = try backend.open(root)
+            defer { try? reopened.close() }
+            let snapshot = try reopened.load()
+            #expect(Set(snapshot.tasks) == Set((0...20).map { StoreFixtures.task($0) }))
+            #expect(!snapshot.repairs.isEmpty)
+            // A compaction writes the repaired state and keeps the good backup.
+            try reopened.compact()
+            try reopened.record([.putTask(StoreFixtures.task(21))])
+            try reopened.compact()
+            let repaired = try reopened.load()
+            #expect(Set(repaired.tasks) == Set((0...21).map { StoreFixtures.task($0) }))
+            #expect(repaired.repairs == [])
+        }
+    }
+
+    @Test(arguments: StoreBackend.allCases)
+    func aMissingSnapshotBesideItsBackupIsNeverAnEmptyStore(_ backend: StoreBackend) async throws {
+        try await withTemporaryDirectory { root in
+            let store = try backend.open(root)
+            try store.record([.putTask(StoreFixtures.task(1))])
+            try store.compact()
+            try store.record([.putTask(StoreFixtures.task(2))])
+            try store.compact()
+            try store.record([.putTask(StoreFixtures.task(3))])
+            try store.close()
+            unlink(backend.snapshotPath(root))
+            let reopened = try backend.open(root)
+            defer { try? reopened.close() }
+            let snapshot = try reopened.load()
+            #expect(snapshot.tasks == [1, 2, 3].map { StoreFixtures.task($0) })
+            #expect(snapshot.repairs.contains { $0.contains("missing") })
+        }
+    }
+
+    @Test(arguments: StoreBackend.allCases)
+    func aNewerFormatVersionIsRefused(_ backend: StoreBackend) async throws {
+        try await withTemporaryDirectory { root in
+            let format: any StoreFormat = backend == .json ? JSONRecordFormat() : BinaryPropertyListFormat()
+            var payload: [UInt8] = []
+            format.encode(
+                StoreFileHeader(kind: .snapshot, version: 99, backend: backend.rawValue, segment: 0).node,
+                into: &payload)
+            var bytes: [UInt8] = []
+            format.framing.append(payload, to: &bytes)
+            let path = backend.snapshotPath(root)
+            try writeBytes(bytes, to: path)
+            let store = try backend.open(root)
+            defer { try? store.close() }
+            do throws(StoreError) {
+                _ = try store.load()
+                Issue.record("a newer version was loaded")
+            } catch { #expect(error.code == .unsupportedVersion) }
+            #expect(try readBytes(path) == bytes)
+        }
+    }
+
+    @Test(arguments: StoreBackend.allCases)
+    func hostileIdentifiersAreRefused(_ backend: StoreBackend) async throws {
+        try await withTemporaryDirectory { root in
+            let hostile = [
+                "", "/etc/passwd", "..", "a/../b", "../x", ".hidden", "a\u{0}b", "tab\there",
+                String(repeating: "x", count: 201), "a/b",
+            ]
+            for identifier in hostile {
+                do throws(StoreError) {
+                    let store = try backend.open(root, identifier: identifier)
+                    try? store.close()
+                    Issue.record("the identifier \(identifier.debugDescription) was accepted")
+                } catch { #expect(error.code == .invalidIdentifier) }
+            }
+            #expect(try StoreFiles.names(in: root).isEmpty, "nothing was created")
+            for identifier in [String(repeating: "x", count: 200), "日本語 manager", "a.b-c_d"] {
+                let store = try backend.open(root, identifier: identifier)
+                try store.record([.putTask(StoreFixtures.task(1))])
+                try store.close()
+            }
+        }
+    }
+
+    @Test(arguments: StoreBackend.allCases)
+    func aSecondStoreOnTheSameFilesIsLockedOut(_ backend: StoreBackend) async throws {
+        try await withTemporaryDirectory { root in
+            let first = try backend.open(root)
+            do throws(StoreError) {
+                let second = try backend.open(root)
+                try? second.close()
+                Issue.record("a second store opened the same files")
+            } catch { #expect(error.code == .locked) }
+            let other = try backend.open(root, identifier: "other")
+            try other.close()
+            try first.close()
+            let third = try backend.open(root)
+            try third.close()
+        }
+    }
+
+    @Test(arguments: StoreBackend.allCases)
+    func compactionKeepsEverythingAndEmptiesTheJournal(_ backend: StoreBackend) async throws {
+        try await withTemporaryDirectory { root in
+            let store = try backend.open(root)
+            try store.record((0..<50).map { .putTask(StoreFixtures.task($0)) })
+            try store.record(
+                (0..<50).filter { $0 % 3 == 0 }.map { .removeTask(urlString: StoreFixtures.task($0).urlString) })
+            try store.record([.putList(StoreFixtures.list), .setConfiguration(StoreFixtures.configuration)])
+            let before = try store.load()
+            try store.compact()
+            let journal = backend.journaled(store)
+            #expect(journal.compactedEntries() == 0)
+            #expect(try store.load() == before)
+            try store.compact()
+            try store.close()
+            let reopened = try backend.open(root)
+            defer { try? reopened.close() }
+            #expect(try reopened.load() == before)
+        }
+    }
+
+    @Test(arguments: StoreBackend.allCases)
+    func compactionRunsOnItsOwnPastTheThreshold(_ backend: StoreBackend) async throws {
+        try await withTemporaryDirectory { root in
+            let store = try backend.open(root, compactionThreshold: 10)
+            defer { try? store.close() }
+            for index in 0..<40 { try store.record([.putTask(StoreFixtures.task(index % 5, received: Int64(index)))]) }
+            let journal = backend.journaled(store)
+            let compacted = await eventually { FileManager.default.fileExists(atPath: backend.snapshotPath(root)) }
+            #expect(compacted, "no compaction after 40 entries with a threshold of 10")
+            let expected = (0..<5).map { StoreFixtures.task($0, received: Int64(35 + $0)) }
+            #expect(try store.load().tasks == expected)
+            #expect(journal.compactedEntries() < 40)
+        }
+    }
+
+    @Test(arguments: StoreBackend.allCases)
+    func aCrashBetweenWritingAndRenamingTheSnapshotLosesNothing(_ backend: StoreBackend) async throws {
+        try await withTemporaryDirectory { root in
+            let store = try backend.open(root)
+            try store.record([.putTask(StoreFixtures.task(1))])
+            try store.compact()
+            try store.record([.putTask(StoreFixtures.task(2))])
+            try store.close()
+            // What a compaction killed before its rename leaves: a half-written temporary file.
+            let temporary = backend.snapshotPath(root) + ".tmp"
+            try writeBytes(Array(try readBytes(backend.snapshotPath(root)).prefix(20)), to: temporary)
+            let reopened = try backend.open(root)
+            defer { try? reopened.close() }
+            let snapshot = try reopened.load()
+            #expect(snapshot.tasks == [StoreFixtures.task(1), StoreFixtures.task(2)])
+            #expect(snapshot.repairs == [])
+            #expect(!FileManager.default.fileExists(atPath: temporary))
+        }
+    }
+
+    @Test(arguments: StoreBackend.allCases)
+    func aFullDiskLosesNothingAlreadyStored(_ backend: StoreBackend) async throws {
+        try await withTemporaryDirectory { root in
+            let disk = DiskFullSwitch()
+            let store = try backend.open(root, fileSystem: disk.fileSystem)
+            defer { try? store.close() }
+            try store.record([.putTask(StoreFixtures.task(1))])
+            try store.compact()
+            try store.record([.putTask(StoreFixtures.task(2))])
+            disk.armed.store(true, ordering: .relaxed)
+            do throws(StoreError) {
+                try store.record([.putTask(StoreFixtures.fullTask(3))])
+                Issue.record("a write to a full disk did not throw")
+            } catch { #expect(error.code == .diskFull) }
+            do throws(StoreError) {
+                try store.compact()
+                Issue.record("a compaction on a full disk did not throw")
+            } catch { #expect(error.code == .diskFull) }
+            let scratch = root + "-crash"
+            defer { try? FileManager.default.removeItem(atPath: scratch) }
+            let during = try loadAfterCrash(backend, root: root, scratch: scratch)
+            #expect(during.tasks == [StoreFixtures.task(1), StoreFixtures.task(2)])
+            #expect(during.repairs == [], "no partial entry was left behind")
+            disk.armed.store(false, ordering: .relaxed)
+            try store.save()
+            let after = try loadAfterCrash(backend, root: root, scratch: scratch)
+            #expect(after.tasks == [StoreFixtures.task(1), StoreFixtures.task(2), StoreFixtures.fullTask(3)])
+            #expect(after.repairs == [])
+        }
+    }
+
+    @Test(arguments: StoreBackend.allCases)
+    func concurrentRecordersLoseNothing(_ backend: StoreBackend) async throws {
+        try await withTemporaryDirectory { root in
+            let store = try backend.open(root)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for worker in 0..<4 {
+                    group.addTask {
+                        for index in 0..<25 { try store.record([.putTask(StoreFixtures.task(worker * 100 + index))]) }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            try store.close()
+            let reopened = try backend.open(root)
+            defer { try? reopened.close() }
+            #expect(Set(try reopened.load().tasks.map(\.urlString)).count == 100)
+        }
+    }
+}
