@@ -179,9 +179,11 @@ public final class DownloadManager: Sendable {
             pauseDownloadBySuspendingSessionTask: configuration.pauseDownloadBySuspendingSessionTask,
             downloadNewFileImmediately: configuration.downloadNewFileImmediately,
             hiddenFileExtension: configuration.hiddenFileExtension, conflictPolicy: configuration.conflictPolicy,
-            clock: configuration.clock, requestAdapter: configuration.requestAdapter,
-            retryPolicy: configuration.retryPolicy, verifier: configuration.verifier, recordObserver: core,
-            fileKindClassifier: configuration.thumbnails.classifier.classify, logger: configuration.logger)
+            checkpoint: configuration.checkpoint, clock: configuration.clock,
+            requestAdapter: configuration.requestAdapter, retryPolicy: configuration.retryPolicy,
+            verifier: configuration.verifier, recordObserver: core,
+            fileKindClassifier: configuration.thumbnails.classifier.classify, logger: configuration.logger,
+            verifiesChecksums: configuration.verifiesChecksums, verificationRetry: configuration.verificationRetry)
         do {
             engine = try DownloadEngine(
                 transport: configuration.transport ?? CurlTransport(), configuration: engineConfiguration)

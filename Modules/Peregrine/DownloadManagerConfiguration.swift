@@ -1,6 +1,7 @@
 import Logging
 import PeregrineCurlTransport
 import PeregrineJSONStorage
+import PeregrineVerification
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -59,6 +60,13 @@ extension DownloadManager {
         public var thumbnails: Thumbnailer.Configuration
         /// Where the manager logs.
         public var logger: Logger
+        /// How often a running download's resume offset is synced and recorded.
+        public var checkpoint: CheckpointPolicy
+        /// Whether tasks with a checksum are hashed while they download and checked.
+        public var verifiesChecksums: Bool
+        /// What happens on a checksum mismatch, for tasks without a rule of their own (Reed:
+        /// three downloads in all, from zero).
+        public var verificationRetry: VerificationRetryPolicy
 
         /// A configuration with SDE's defaults, state under ``StoreConfiguration/defaultRootDirectory``.
         public init(
@@ -80,8 +88,14 @@ extension DownloadManager {
             retryPolicy: (any RetryPolicy)? = nil,
             verifier: (any TaskFileVerifier)? = nil,
             thumbnails: Thumbnailer.Configuration = Thumbnailer.Configuration(),
-            logger: Logger = Logger(label: "peregrine.manager")
+            logger: Logger = Logger(label: "peregrine.manager"),
+            checkpoint: CheckpointPolicy = CheckpointPolicy(),
+            verifiesChecksums: Bool = true,
+            verificationRetry: VerificationRetryPolicy = .default
         ) {
+            self.checkpoint = checkpoint
+            self.verifiesChecksums = verifiesChecksums
+            self.verificationRetry = verificationRetry
             self.downloadDirectory = downloadDirectory
             self.stateDirectory = stateDirectory
             self.transport = transport

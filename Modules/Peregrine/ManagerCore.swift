@@ -198,7 +198,11 @@ final class ManagerCore: TaskRecordObserver {
             kind: classifier.fileType(ofFileNamed: name, mimeType: record.mimeType), mimeType: record.mimeType,
             expectedLength: record.expectedLength, receivedLength: received, state: record.state,
             resumeRecord: record.resumeRecord, addedAt: record.addedAt, finishedAt: record.finishedAt,
-            metaInfo: extras.metaInfo, checksum: record.checksum, verification: Self.stored(record.verification))
+            metaInfo: extras.metaInfo, checksum: record.checksum, verification: Self.stored(record.verification),
+            checksumURL: record.checksumURL,
+            verificationRetry: record.verificationRetry.map {
+                StoredVerificationRetry(maxAttempts: $0.maxAttempts, mismatchedFile: $0.mismatchedFile.rawValue)
+            })
     }
 
     /// A verification result as the store keeps it.
@@ -232,7 +236,12 @@ final class ManagerCore: TaskRecordObserver {
             temporaryFileName: task.temporaryFileName ?? DownloadDirectory.temporaryName(),
             expectedLength: task.expectedLength, mimeType: task.mimeType, preferredFileName: task.preferredFileName,
             checksum: task.checksum, addedAt: task.addedAt, finishedAt: task.finishedAt,
-            verification: verification(task.verification))
+            verification: verification(task.verification), checksumURL: task.checksumURL,
+            verificationRetry: task.verificationRetry.map {
+                VerificationRetryPolicy(
+                    maxAttempts: $0.maxAttempts,
+                    mismatchedFile: MismatchedFilePolicy(rawValue: $0.mismatchedFile) ?? .keepAside)
+            })
     }
 
     // MARK: List items

@@ -167,6 +167,16 @@ package enum StoreRecordCoding {
             if let value = verification.actual { record.append(("actual", .string(value))) }
             pairs.append(("verification", .dictionary(record)))
         }
+        if let value = task.checksumURL { pairs.append(("checksumURL", .string(value))) }
+        if let retry = task.verificationRetry {
+            pairs.append(
+                (
+                    "retry",
+                    .dictionary([
+                        ("attempts", .integer(Int64(retry.maxAttempts))), ("mismatched", .string(retry.mismatchedFile)),
+                    ])
+                ))
+        }
         return .dictionary(pairs)
     }
 
@@ -231,6 +241,17 @@ package enum StoreRecordCoding {
                     }
                 }
                 task.verification = verification
+            case ("checksumURL", .string(let text)): task.checksumURL = text
+            case ("retry", .dictionary(let record)):
+                var retry = StoredVerificationRetry(maxAttempts: 3, mismatchedFile: "keepAside")
+                for (key, value) in record {
+                    switch (key, value) {
+                    case ("attempts", .integer(let number)): retry.maxAttempts = Int(clamping: number)
+                    case ("mismatched", .string(let text)): retry.mismatchedFile = text
+                    default: break
+                    }
+                }
+                task.verificationRetry = retry
             default: break
             }
         }

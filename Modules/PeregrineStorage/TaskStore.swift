@@ -134,6 +134,10 @@ public struct StoredTask: Sendable, Hashable {
     public var checksum: String?
     /// The verification result.
     public var verification: StoredVerification?
+    /// Where the expected checksum is fetched from (a `.sha256` or `SHA256SUMS` URL).
+    public var checksumURL: String?
+    /// The task's own retry rule on a mismatch, when it has one.
+    public var verificationRetry: StoredVerificationRetry?
 
     /// A task record.
     public init(
@@ -141,7 +145,8 @@ public struct StoredTask: Sendable, Hashable {
         temporaryFileName: String? = nil, preferredFileName: String? = nil, kind: FileKind? = nil,
         mimeType: String? = nil, expectedLength: Int64? = nil, receivedLength: Int64 = 0, state: DownloadState,
         resumeRecord: ResumeRecord? = nil, addedAt: Date, finishedAt: Date? = nil,
-        metaInfo: [String: PropertyListValue] = [:], checksum: String? = nil, verification: StoredVerification? = nil
+        metaInfo: [String: PropertyListValue] = [:], checksum: String? = nil, verification: StoredVerification? = nil,
+        checksumURL: String? = nil, verificationRetry: StoredVerificationRetry? = nil
     ) {
         self.urlString = urlString
         self.list = list
@@ -160,6 +165,22 @@ public struct StoredTask: Sendable, Hashable {
         self.metaInfo = metaInfo
         self.checksum = checksum
         self.verification = verification
+        self.checksumURL = checksumURL
+        self.verificationRetry = verificationRetry
+    }
+}
+
+/// A task's own rule for a checksum mismatch, as a store keeps it.
+public struct StoredVerificationRetry: Sendable, Hashable {
+    /// How many downloads run in all before a mismatch fails the task.
+    public var maxAttempts: Int
+    /// What becomes of the mismatched file (the policy's raw value, e.g. `keepAside`).
+    public var mismatchedFile: String
+
+    /// A retry record.
+    public init(maxAttempts: Int, mismatchedFile: String) {
+        self.maxAttempts = maxAttempts
+        self.mismatchedFile = mismatchedFile
     }
 }
 

@@ -50,7 +50,9 @@ enum StoreFixtures {
             resumeRecord: ResumeRecord(offset: 1024, validator: .entityTag("\"abc\""), expectedLength: 9_000_000_000),
             addedAt: date, finishedAt: Date(timeIntervalSince1970: 1_700_000_100.987_654), metaInfo: metaInfo,
             checksum: "sha256=abcdef",
-            verification: StoredVerification(status: "mismatch", expected: "sha256=ab", actual: "sha256=cd"))
+            verification: StoredVerification(status: "mismatch", expected: "sha256=ab", actual: "sha256=cd"),
+            checksumURL: "https://example.com/SHA256SUMS",
+            verificationRetry: StoredVerificationRetry(maxAttempts: 5, mismatchedFile: "delete"))
     }
 
     static func task(_ index: Int, state: DownloadState = .pending, received: Int64 = 0) -> StoredTask {

@@ -2,6 +2,7 @@ import Foundation
 import Peregrine
 import PeregrineJSONStorage
 import PeregrineMockTransport
+import PeregrineVerification
 import TestSupport
 import Testing
 
@@ -45,6 +46,29 @@ import Testing
         let kept = try #require(second.manager.filePath(ofTask: urls[3]))
         #expect(try second.manager.cleanupToDeleteTasks([urls[3]]).count == 1)
         #expect(FileManager.default.fileExists(atPath: kept))
+    }
+
+    @Test func checksumSourcesAndRetryRulesComeBackFromTheStore() throws {
+        let first = try ManagerHarness { $0.downloadNewFileImmediately = false }
+        defer { first.scratch.remove() }
+        let urls = first.serveFiles(2)
+        let rule = VerificationRetryPolicy(maxAttempts: 5, mismatchedFile: .delete)
+        let digest = "sha256=" + String(repeating: "a", count: 64)
+        let added = try first.manager.download([
+            DownloadItem(urls[0], checksumURL: first.url("/SHA256SUMS"), verificationRetry: rule),
+            DownloadItem(urls[1], checksum: digest),
+        ])
+        #expect(added.addition.added == urls)
+        try first.manager.saveData()
+
+        let second = try ManagerHarness(snapshot: first.snapshot, scratch: first.scratch, server: first.server)
+        let withURL = try #require(second.manager.engine.task(urls[0])?.record)
+        #expect(withURL.checksumURL == first.url("/SHA256SUMS"))
+        #expect(withURL.verificationRetry == rule)
+        let withDigest = try #require(second.manager.engine.task(urls[1])?.record)
+        #expect(withDigest.checksum == digest)
+        #expect(withDigest.checksumURL == nil)
+        #expect(withDigest.verificationRetry == nil)
     }
 
     @Test func interruptedDownloadResumesFromItsRecord() async throws {
