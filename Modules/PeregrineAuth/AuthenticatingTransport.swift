@@ -90,6 +90,9 @@ public final class AuthenticatingTransport: Transport {
 
     /// The transport that moves the bytes.
     public let wrapped: any Transport
+
+    /// The wrapped transport's answer: events are passed on from its thread.
+    public var eventsShareOneThread: Bool { wrapped.eventsShareOneThread }
     /// Where the default handling finds credentials.
     public let credentials: CredentialStore
     /// What was learned from challenges, for preemptive credentials; may be shared.

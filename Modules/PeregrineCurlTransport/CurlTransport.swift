@@ -16,6 +16,9 @@ import Synchronization
 /// Call ``shutdown()`` when done (it cancels what is running and joins the thread); the
 /// transport also shuts down when released.
 public final class CurlTransport: Transport {
+    /// True: every transfer's events arrive on the one thread that drives libcurl.
+    public var eventsShareOneThread: Bool { true }
+
     /// Settings that hold for every transfer of a transport.
     public struct Configuration: Sendable {
         /// Connections kept open for reuse; at least the number of concurrent transfers.

@@ -57,7 +57,12 @@ extension DownloadEngine {
         case .progress(let progress):
             handleProgress(progress, of: attempt)
         case .completed(let result):
-            handleCompletion(result, of: attempt)
+            // The completion is a transfer's last event, so nothing of this attempt races it.
+            if let finishing {
+                finishing.async { self.handleCompletion(result, of: attempt) }
+            } else {
+                handleCompletion(result, of: attempt)
+            }
         }
     }
 

@@ -1,3 +1,4 @@
+import Dispatch
 import Logging
 import PeregrineCore
 import PeregrineTransport
@@ -42,6 +43,10 @@ public final class DownloadEngine: Sendable {
     let verifier: (any TaskFileVerifier)?
     var logger: Logger { configuration.logger }
     var clock: EngineClock { configuration.clock }
+    /// Where completed transfers are finished (file synced, judged, renamed, recorded) when the
+    /// transport's events share one thread: `fsync`s there would stall every other transfer.
+    /// Nil when completions are finished where they arrive (the mock transport, for determinism).
+    let finishing: DispatchQueue?
 
     /// Creates an engine; nothing is downloaded until tasks are added.
     ///
@@ -51,6 +56,9 @@ public final class DownloadEngine: Sendable {
         self.transport = transport
         self.configuration = configuration
         verifier = configuration.verifier ?? (configuration.verifiesChecksums ? ChecksumTaskVerifier() : nil)
+        finishing =
+            transport.eventsShareOneThread
+            ? DispatchQueue(label: "peregrine.engine.finishing", qos: .utility, attributes: .concurrent) : nil
         state = Mutex(
             EngineState(
                 defaultLimit: configuration.maxDownloadCount,

@@ -48,6 +48,17 @@ public protocol Transport: Sendable {
 
     /// Ends a transfer; it completes with ``TransportError/Code/cancelled`` unless it already ended.
     func cancel(_ id: TransferID)
+
+    /// Whether every transfer's events arrive on one shared thread (libcurl's), so that an event
+    /// handler that blocks — an `fsync`, a rename, a store's sync — stalls every other transfer.
+    /// A client then moves such work elsewhere. False by default: the mock transport delivers
+    /// events on the thread that advances it, and deterministic tests rely on handlers running
+    /// right there.
+    var eventsShareOneThread: Bool { get }
+}
+
+extension Transport {
+    public var eventsShareOneThread: Bool { false }
 }
 
 extension Transport {
