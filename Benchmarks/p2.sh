@@ -17,7 +17,11 @@
 # timing) that all 2000 files arrived with the served bytes, and prints a Markdown table.
 #
 # Usage: bash Benchmarks/p2.sh [--files 2000] [--size 16384] [--parallel 16] [--rounds 5]
-#                              [--no-build] [--timeout SECONDS]
+#                              [--directory DIR] [--no-build] [--timeout SECONDS]
+#   --directory DIR  where the downloaded files go (default Benchmarks/.work/p2/out, the
+#                    repository's disk). /dev/shm/p2 (tmpfs) takes the file system out of the
+#                    comparison: ext4 creating and deleting thousands of files dominates curl's
+#                    time here. Peregrine's store stays on the repository's disk either way.
 # Exit status: 0 when every run succeeded, 1 otherwise (the table is printed anyway).
 # Work files go to Benchmarks/.work/p2/.
 set -euo pipefail
@@ -33,6 +37,7 @@ PARALLEL=16
 ROUNDS=5
 BUILD=1
 RUN_TIMEOUT=300
+OUT=
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --files) FILES=${2:?}; shift 2 ;;
@@ -40,6 +45,7 @@ while [[ $# -gt 0 ]]; do
         --parallel) PARALLEL=${2:?}; shift 2 ;;
         --rounds) ROUNDS=${2:?}; shift 2 ;;
         --timeout) RUN_TIMEOUT=${2:?}; shift 2 ;;
+        --directory) OUT=${2:?}; shift 2 ;;
         --no-build) BUILD=0; shift ;;
         -h|--help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown argument: $1 (try --help)" ;;
@@ -54,6 +60,7 @@ ensure_swift
 
 WORK=$REPO/Benchmarks/.work/p2
 mkdir -p "$WORK/www" "$WORK/out" "$WORK/logs"
+OUT=${OUT:-$WORK/out/run}
 BENCH_DIR=$REPO/Benchmarks/EngineBenchmark
 PEERS_DIR=$REPO/Benchmarks/Peers
 if [[ $BUILD -eq 1 ]]; then
@@ -92,7 +99,7 @@ cleanup() {
     local rc=$?
     stop_nginx
     [[ -n $NGINX_DIR ]] && rm -rf "$NGINX_DIR"
-    rm -rf "$WORK/out/run"
+    rm -rf "$OUT"
     exit "$rc"
 }
 trap cleanup EXIT
@@ -122,7 +129,7 @@ declare -A OK_COUNT FAIL_COUNT WALLS RSSES LAST_ERROR
 for c in "${CONTENDERS[@]}"; do OK_COUNT[$c]=0; FAIL_COUNT[$c]=0; WALLS[$c]=""; RSSES[$c]=""; LAST_ERROR[$c]=""; done
 
 run() {
-    local round=$1 c=$2 dir="$WORK/out/run" log tf status rc=0 wall="" rss="" got
+    local round=$1 c=$2 dir="$OUT" log tf status rc=0 wall="" rss="" got
     rm -rf "$dir" "$WORK/out/state"; mkdir -p "$dir"
     sync
     log=$WORK/logs/$STAMP-$round-$c.log
@@ -173,6 +180,7 @@ pw=$(median "${WALLS[peregrine]}")
     echo "- machine: $(uname -srm), nproc $(nproc); load average $LOAD_BEFORE before, $(cut -d' ' -f1-3 /proc/loadavg) after"
     echo "- command: \`$COMMAND\`"
     echo "- peregrine: $REVISION"
+    echo "- files written to $OUT ($(df -P --output=fstype "$(dirname "$OUT")" 2>/dev/null | tail -n 1 || echo unknown)); Peregrine's store in $WORK/out/state"
     echo "- $ROUNDS rounds after one warm-up run each, order rotated every round; medians of the successful runs"
     echo
     echo "| contender | median wall (s) | files/s | median peak RSS (MiB) | ok runs | peregrine ratio |"

@@ -1,5 +1,6 @@
 // swift-tools-version: 6.0
-// P7 (shared BENCHMARKS.md): zero-byte tasks through the download engine on the mock transport.
+// P7 (shared BENCHMARKS.md): zero-byte tasks through the download engine on the mock transport;
+// P2: many small files from nginx through the DownloadManager facade (p2-download).
 // Kept apart from the main package so that benchmarks never build with the library's tests.
 // Run it through Benchmarks/p7.sh, which builds it in release.
 import PackageDescription
@@ -20,6 +21,11 @@ let package = Package(
                 .product(name: "PeregrineMockTransport", package: repositoryFolder),
             ],
             path: "Sources/EngineBenchmark"
-        )
+        ),
+        .executableTarget(
+            name: "p2-download",
+            dependencies: [.product(name: "Peregrine", package: repositoryFolder)],
+            path: "Sources/p2-download"
+        ),
     ]
 )

@@ -76,6 +76,8 @@ extension DownloadEngine {
                 || head.headers.values(for: "Accept-Ranges").contains { $0.lowercased().contains("bytes") })
         let completeLength = head.completeLength
         attempt.completeLength = completeLength
+        // The head arrives on the transport's thread before the first byte, like the writes.
+        attempt.sink?.expectedByteCount = completeLength.map { $0 - attempt.startOffset }
         let mimeType = head.headers["Content-Type"].map(Self.mimeType(of:))
         let key = attempt.url.string
         perform { state, effects in

@@ -13,6 +13,9 @@ final class TemporaryFileSink: TransferSink, @unchecked Sendable {
     let startOffset: Int64
     private var file: FileSink?
     private var isClosed = false
+    /// The bytes this transfer expects to write, from the response head: a small file gets
+    /// buffers of its size instead of two 2 MiB ones (P2: thousands of 16 KiB files).
+    var expectedByteCount: Int64?
 
     init(path: String, startOffset: Int64) {
         self.path = path
@@ -25,7 +28,12 @@ final class TemporaryFileSink: TransferSink, @unchecked Sendable {
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
         guard let file else {
             guard !isClosed else { throw SinkWriteError(errno: 9, message: "write to \(path) after close") }  // EBADF
-            let opened = try FileSink(path: path, mode: startOffset > 0 ? .keepExisting : .truncate)
+            var options = FileSink.Options()
+            if let expected = expectedByteCount, expected > 0 {
+                options.bufferCapacity = Int(min(expected, Int64(options.bufferCapacity)))
+            }
+            let opened = try FileSink(
+                path: path, mode: startOffset > 0 ? .keepExisting : .truncate, options: options)
             file = opened
             try opened.write(bytes, at: offset)
             return
