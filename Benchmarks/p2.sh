@@ -180,7 +180,7 @@ pw=$(median "${WALLS[peregrine]}")
     echo "- machine: $(uname -srm), nproc $(nproc); load average $LOAD_BEFORE before, $(cut -d' ' -f1-3 /proc/loadavg) after"
     echo "- command: \`$COMMAND\`"
     echo "- peregrine: $REVISION"
-    echo "- files written to $OUT ($(df -P --output=fstype "$(dirname "$OUT")" 2>/dev/null | tail -n 1 || echo unknown)); Peregrine's store in $WORK/out/state"
+    echo "- files written to $OUT ($(df --output=fstype "$(dirname "$OUT")" 2>/dev/null | tail -n 1 || echo unknown)); Peregrine's store in $WORK/out/state"
     echo "- $ROUNDS rounds after one warm-up run each, order rotated every round; medians of the successful runs"
     echo
     echo "| contender | median wall (s) | files/s | median peak RSS (MiB) | ok runs | peregrine ratio |"

@@ -59,6 +59,15 @@ final class ManagerCore: TaskRecordObserver {
     let listClock: @Sendable () -> Date
     let calendar: Calendar
     let lastStoreError = Mutex<StoreError?>(nil)
+    /// The last classification of each task's file (see ``kind(_:)``); its own lock, taken
+    /// last, so it can be used with or without ``state``'s.
+    private let kinds = Mutex<[String: (key: KindKey, kind: FileKind)]>([:])
+
+    /// What a file's kind depends on.
+    struct KindKey: Hashable {
+        var name: String
+        var mimeType: String?
+    }
 
     init(
         identifier: String, state: ManagerState, store: any TaskStore, classifier: FileTypeClassifier, logger: Logger,
@@ -113,7 +122,8 @@ final class ManagerCore: TaskRecordObserver {
                     storeChanges.append(.putTask(storedTask(record, extras)))
                     guard
                         previous == nil || previous!.fileName != record.fileName
-                            || previous!.expectedLength != record.expectedLength || previous!.state != record.state
+                            || previous!.expectedLength != record.expectedLength
+                            || (previous!.state == .finished) != (record.state == .finished)
                             || previous!.mimeType != record.mimeType
                     else { continue }
                     let item = listItem(record, extras)
@@ -125,6 +135,7 @@ final class ManagerCore: TaskRecordObserver {
                     }
                 case .remove:
                     state.records[url] = nil
+                    kinds.withLock { $0[url] = nil }
                     storeChanges.append(.removeTask(urlString: url))
                 }
             }
@@ -187,15 +198,12 @@ final class ManagerCore: TaskRecordObserver {
 
     /// A record with the manager's extras, as the store keeps it.
     func storedTask(_ record: DownloadTaskRecord, _ extras: TaskExtras) -> StoredTask {
-        let name =
-            record.fileName ?? record.preferredFileName
-            ?? ThumbnailSource(taskKey: record.urlString, filePath: nil).fileName
         let received = record.resumeRecord?.offset ?? (record.state == .finished ? record.expectedLength ?? 0 : 0)
         return StoredTask(
             urlString: record.urlString, list: record.list.rawValue, displayName: extras.displayName,
             fileName: record.fileName, temporaryFileName: record.temporaryFileName,
             preferredFileName: record.preferredFileName,
-            kind: classifier.fileType(ofFileNamed: name, mimeType: record.mimeType), mimeType: record.mimeType,
+            kind: kind(record), mimeType: record.mimeType,
             expectedLength: record.expectedLength, receivedLength: received, state: record.state,
             resumeRecord: record.resumeRecord, addedAt: record.addedAt, finishedAt: record.finishedAt,
             metaInfo: extras.metaInfo, checksum: record.checksum, verification: Self.stored(record.verification),
@@ -248,19 +256,35 @@ final class ManagerCore: TaskRecordObserver {
 
     /// The name a task is shown and sorted by.
     func sortName(_ record: DownloadTaskRecord, _ extras: TaskExtras) -> String {
-        extras.displayName ?? record.fileName ?? record.preferredFileName
-            ?? ThumbnailSource(taskKey: record.urlString, filePath: nil).fileName
+        extras.displayName ?? record.fileName ?? record.preferredFileName ?? Self.nameInURL(record.urlString)
+    }
+
+    /// The name a task's file is classified by before the response named it: the URL's last
+    /// path component (without query or fragment), else the whole URL string. Called for
+    /// every record change, so it does not allocate more than the result.
+    static func nameInURL(_ urlString: String) -> String {
+        var path = urlString.prefix { $0 != "?" && $0 != "#" }
+        while path.last == "/" { path = path.dropLast() }
+        guard !path.isEmpty else { return urlString }
+        guard let slash = path.lastIndex(of: "/") else { return String(path) }
+        return String(path[path.index(after: slash)...])
+    }
+
+    /// The kind of a task's file, classified once per file name and MIME type.
+    func kind(_ record: DownloadTaskRecord) -> FileKind {
+        let name = record.fileName ?? record.preferredFileName ?? Self.nameInURL(record.urlString)
+        let key = KindKey(name: name, mimeType: record.mimeType)
+        if let known = kinds.withLock({ $0[record.urlString] }), known.key == key { return known.kind }
+        let kind = classifier.fileType(ofFileNamed: name, mimeType: record.mimeType)
+        kinds.withLock { $0[record.urlString] = (key, kind) }
+        return kind
     }
 
     /// What the list sorts a task by.
     func listItem(_ record: DownloadTaskRecord, _ extras: TaskExtras) -> ListItem {
-        let fileName =
-            record.fileName ?? record.preferredFileName
-            ?? ThumbnailSource(taskKey: record.urlString, filePath: nil).fileName
-        return ListItem(
+        ListItem(
             url: record.urlString, fileName: sortName(record, extras), fileSize: record.expectedLength ?? -1,
-            addTime: record.addedAt, kind: classifier.fileType(ofFileNamed: fileName, mimeType: record.mimeType),
-            isFinished: record.state == .finished)
+            addTime: record.addedAt, kind: kind(record), isFinished: record.state == .finished)
     }
 
     /// A new empty list.
