@@ -89,14 +89,14 @@ struct QueueCommand: AsyncParsableCommand {
         func execute() async throws {
             let manager = try options.manager(maxDownloadCount: parallel)
             for url in manager.restoredAfterForcedQuit {
-                print("recovered \(url): \(describe(manager.downloadState(ofTask: url)))")
+                say("recovered \(url): \(describe(manager.downloadState(ofTask: url)))")
             }
             let events = manager.events()
             let unfinished = manager.downloadList.flatMap { $0 }.filter {
                 manager.downloadState(ofTask: $0) != .finished
             }
             guard !unfinished.isEmpty else {
-                print("nothing to download")
+                say("nothing to download")
                 return
             }
             var remaining = Set(unfinished)
@@ -112,15 +112,15 @@ struct QueueCommand: AsyncParsableCommand {
                 guard case .task(let taskEvent) = event, remaining.contains(taskEvent.urlString) else { continue }
                 switch taskEvent {
                 case .started(let url, let offset):
-                    print(offset > 0 ? "resume \(url) from byte \(offset)" : "start \(url)")
+                    say(offset > 0 ? "resume \(url) from byte \(offset)" : "start \(url)")
                 case .progress(let url, let received, let expected):
                     let now = ContinuousClock.now
                     if let last = lastPrinted[url], now - last < .seconds(1) { break }
                     lastPrinted[url] = now
                     let total = expected.map { " of \($0)" } ?? ""
-                    print("progress \(url) \(received)\(total) bytes")
+                    say("progress \(url) \(received)\(total) bytes")
                 case .finished(let url, let path):
-                    print("finished \(url) -> \(path)")
+                    say("finished \(url) -> \(path)")
                     remaining.remove(url)
                 case .failed(let url, let reason):
                     failures[url] = reason
@@ -185,4 +185,11 @@ do {
     }
 } catch {
     QueueCommand.exit(withError: error)
+}
+
+/// Prints a line and flushes it at once, also into a pipe or a file: a line printed is a line
+/// kept, even when the process is killed right after (the crash tests read these lines).
+func say(_ line: String) {
+    print(line)
+    fflush(nil)
 }

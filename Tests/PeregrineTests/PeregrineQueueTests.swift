@@ -88,6 +88,80 @@ import Testing
         #expect(listed.text.hasPrefix("finished\t\(url)"))
     }
 
+    /// Issue 4's crash test: a queue of six downloads run and killed with SIGKILL at random
+    /// moments twenty times, then run to the end. A task the queue announced as finished (the
+    /// facade announces it only once the store has it) is still finished after every kill; no task
+    /// is ever lost; at the end every file has the served bytes.
+    @Test func twentyRandomKillsLoseNoStateChange() async throws {
+        let tool = try #require(
+            Self.executable, "no peregrine-queue binary beside the tests: build with `swift build --build-tests`")
+        let server = try NginxServer(.init(limitRate: 1 << 20))
+        try await server.start()
+        defer { server.stop() }
+        var generator = SystemRandomNumberGenerator()
+        var urls: [String] = []
+        var served: [String: String] = [:]
+        for index in 0..<6 {
+            let name = "/file\(index).bin"
+            let size = 512 << 10 + index * 100_003
+            let content = Data((0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) })
+            try content.write(to: URL(fileURLWithPath: server.documentPath(name)))
+            urls.append(server.httpURL(name))
+            served[server.httpURL(name)] = try await Self.sha256(of: server.documentPath(name))
+        }
+        let state = try TemporaryDirectory(prefix: "peregrine-queue-kills")
+        defer { state.remove() }
+        try await ChildProcess.run(tool, ["--state", state.path, "add"] + urls)
+
+        var finished: Set<String> = []
+        for round in 0..<20 {
+            let output = state.path("run-\(round).log")
+            _ = FileManager.default.createFile(atPath: output, contents: nil)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: tool)
+            process.arguments = ["--state", state.path, "run", "--parallel", "2"]
+            let log = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
+            process.standardOutput = log
+            process.standardError = log
+            try process.run()
+            let delay = UInt32.random(in: 50_000...900_000, using: &generator)
+            await onOwnThread {
+                usleep(delay)
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+            }
+            try? log.close()
+            let text = String(decoding: FileManager.default.contents(atPath: output) ?? Data(), as: UTF8.self)
+            for line in text.split(separator: "\n") where line.hasPrefix("finished ") {
+                finished.insert(String(line.split(separator: " ")[1]))
+            }
+            let listed = try await ChildProcess.run(tool, ["--state", state.path, "list"])
+            var states: [String: String] = [:]
+            for line in listed.text.split(separator: "\n") {
+                let fields = line.split(separator: "\t")
+                // "STATE<TAB>URL DETAIL"
+                if fields.count >= 2, let url = fields[1].split(separator: " ").first {
+                    states[String(url)] = String(fields[0])
+                }
+            }
+            #expect(Set(states.keys) == Set(urls), "round \(round): tasks lost or added: \(listed.text)")
+            for url in finished {
+                #expect(
+                    states[url] == "finished",
+                    "round \(round): \(url) was announced finished, now \(states[url] ?? "gone")")
+            }
+        }
+
+        // Otherwise the rounds were too short to put a finished state at risk.
+        #expect(!finished.isEmpty, "no download finished between the kills")
+        let last = try await ChildProcess.run(tool, ["--state", state.path, "run"], allowFailure: true)
+        #expect(last.status == 0, "the final run failed: \(last.text) \(last.errorText)")
+        for url in urls {
+            let name = String(url.split(separator: "/").last!)
+            #expect(try await Self.sha256(of: state.path("downloads/" + name)) == served[url], "\(url)")
+        }
+    }
+
     @Test func failedDownloadsMakeTheRunFail() async throws {
         let tool = try #require(
             Self.executable, "no peregrine-queue binary beside the tests: build with `swift build --build-tests`")
