@@ -87,38 +87,12 @@ final class EngineHarness: Sendable {
 
 /// Collects an engine's events from its `AsyncSequence`, and waits for them with a timeout.
 final class EventRecorder: Sendable {
-    private struct Waiter {
-        var id: UInt64
-        var predicate: @Sendable ([EngineEvent]) -> Bool
-        var continuation: CheckedContinuation<Bool, Never>
-    }
+    private let log: EventLog<EngineEvent>
 
-    private struct State {
-        var events: [EngineEvent] = []
-        var waiters: [Waiter] = []
-        var nextID: UInt64 = 0
-    }
-
-    private let state = Locked(State())
-
-    init(_ engine: DownloadEngine) {
-        let stream = engine.events()
-        Task { [state] in
-            for await event in stream {
-                let ready = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
-                    state.events.append(event)
-                    let events = state.events
-                    let (done, waiting) = state.waiters.partitioned { $0.predicate(events) }
-                    state.waiters = waiting
-                    return done.map(\.continuation)
-                }
-                for continuation in ready { continuation.resume(returning: true) }
-            }
-        }
-    }
+    init(_ engine: DownloadEngine) { log = EventLog(engine.events()) }
 
     /// The events so far.
-    var events: [EngineEvent] { state.withLock { $0.events } }
+    var events: [EngineEvent] { log.events }
 
     /// Waits until the events satisfy `predicate`; returns them (checked with `#expect`).
     @discardableResult
@@ -126,30 +100,7 @@ final class EventRecorder: Sendable {
         timeout: Duration = .seconds(10), sourceLocation: SourceLocation = #_sourceLocation,
         until predicate: @escaping @Sendable ([EngineEvent]) -> Bool
     ) async -> [EngineEvent] {
-        let id = state.withLock { state -> UInt64 in
-            state.nextID += 1
-            return state.nextID
-        }
-        let satisfied = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            let now = state.withLock { state -> Bool in
-                if predicate(state.events) { return true }
-                state.waiters.append(Waiter(id: id, predicate: predicate, continuation: continuation))
-                return false
-            }
-            if now {
-                continuation.resume(returning: true)
-                return
-            }
-            Task { [state] in
-                try? await Task.sleep(for: timeout)
-                let expired = state.withLock { state -> CheckedContinuation<Bool, Never>? in
-                    guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-                    return state.waiters.remove(at: index).continuation
-                }
-                expired?.resume(returning: false)
-            }
-        }
-        let events = self.events
+        let (satisfied, events) = await log.wait(timeout: timeout, until: predicate)
         #expect(satisfied, "timed out waiting for events; got \(events)", sourceLocation: sourceLocation)
         return events
     }
@@ -159,15 +110,6 @@ final class EventRecorder: Sendable {
     func wait(for url: String, count: Int, sourceLocation: SourceLocation = #_sourceLocation) async -> [EngineEvent] {
         await wait(sourceLocation: sourceLocation) { $0.filter { $0.urlString == url }.count >= count }
             .filter { $0.urlString == url }
-    }
-}
-
-extension Array {
-    fileprivate func partitioned(_ belongs: (Element) -> Bool) -> ([Element], [Element]) {
-        var yes: [Element] = []
-        var no: [Element] = []
-        for element in self { if belongs(element) { yes.append(element) } else { no.append(element) } }
-        return (yes, no)
     }
 }
 

@@ -72,41 +72,11 @@ final class ManagerHarness: Sendable {
 
 /// Collects a manager's events and waits for them with a timeout.
 final class ManagerEventRecorder: Sendable {
-    private struct Waiter {
-        var id: UInt64
-        var predicate: @Sendable ([DownloadManagerEvent]) -> Bool
-        var continuation: CheckedContinuation<Bool, Never>
-    }
+    private let log: EventLog<DownloadManagerEvent>
 
-    private struct State {
-        var events: [DownloadManagerEvent] = []
-        var waiters: [Waiter] = []
-        var nextID: UInt64 = 0
-    }
+    init(_ manager: DownloadManager) { log = EventLog(manager.events()) }
 
-    private let state = Locked(State())
-
-    init(_ manager: DownloadManager) {
-        let stream = manager.events()
-        Task { [state] in
-            for await event in stream {
-                let ready = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
-                    state.events.append(event)
-                    let events = state.events
-                    var done: [CheckedContinuation<Bool, Never>] = []
-                    state.waiters.removeAll { waiter in
-                        guard waiter.predicate(events) else { return false }
-                        done.append(waiter.continuation)
-                        return true
-                    }
-                    return done
-                }
-                for continuation in ready { continuation.resume(returning: true) }
-            }
-        }
-    }
-
-    var events: [DownloadManagerEvent] { state.withLock { $0.events } }
+    var events: [DownloadManagerEvent] { log.events }
 
     /// Waits until the events satisfy `predicate` (an expectation fails on timeout).
     @discardableResult
@@ -114,30 +84,7 @@ final class ManagerEventRecorder: Sendable {
         timeout: Duration = .seconds(20), sourceLocation: SourceLocation = #_sourceLocation,
         until predicate: @escaping @Sendable ([DownloadManagerEvent]) -> Bool
     ) async -> [DownloadManagerEvent] {
-        let id = state.withLock { state -> UInt64 in
-            state.nextID += 1
-            return state.nextID
-        }
-        let satisfied = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            let now = state.withLock { state -> Bool in
-                if predicate(state.events) { return true }
-                state.waiters.append(Waiter(id: id, predicate: predicate, continuation: continuation))
-                return false
-            }
-            if now {
-                continuation.resume(returning: true)
-                return
-            }
-            Task { [state] in
-                try? await Task.sleep(for: timeout)
-                let expired = state.withLock { state -> CheckedContinuation<Bool, Never>? in
-                    guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-                    return state.waiters.remove(at: index).continuation
-                }
-                expired?.resume(returning: false)
-            }
-        }
-        let events = self.events
+        let (satisfied, events) = await log.wait(timeout: timeout, until: predicate)
         #expect(satisfied, "timed out waiting for events; got \(events)", sourceLocation: sourceLocation)
         return events
     }
