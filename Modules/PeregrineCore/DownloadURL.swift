@@ -34,7 +34,9 @@ public struct DownloadURL: Sendable, Hashable, CustomStringConvertible {
         if string.unicodeScalars.contains(where: { $0.value <= 0x20 || (0x7F...0x9F).contains($0.value) }) {
             throw URLValidationError(.malformed, string, detail: "it contains white space or a control character")
         }
-        guard let components = URLComponents(string: string), let url = components.url else {
+        // One parse: the components reuse the URL's parse information.
+        guard let url = URL(string: string), let components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        else {
             throw URLValidationError(.malformed, string)
         }
         guard let rawScheme = components.scheme, !rawScheme.isEmpty else {
@@ -63,12 +65,34 @@ public struct DownloadURL: Sendable, Hashable, CustomStringConvertible {
         self.host = host.lowercased()
         self.port = components.port ?? defaultPort
 
-        var normalized = components
-        normalized.scheme = scheme
-        normalized.host = components.host?.lowercased()
-        if components.port == defaultPort { normalized.port = nil }
-        if normalized.path.isEmpty { normalized.path = "/" }
-        normalizedKey = normalized.string ?? string
+        normalizedKey = Self.normalizedKey(of: string, components, scheme: scheme, defaultPort: defaultPort)
+    }
+
+    /// The string with the scheme and host lower-cased, a default port dropped and an empty path
+    /// made `/`; everything else exactly as given. Built from the parsed ranges, without
+    /// serializing the components again (adding many tasks parses many URLs).
+    private static func normalizedKey(
+        of string: String, _ components: URLComponents, scheme: String, defaultPort: Int
+    ) -> String {
+        guard let schemeRange = components.rangeOfScheme, let hostRange = components.rangeOfHost else {
+            return string
+        }
+        var key = scheme
+        key += string[schemeRange.upperBound..<hostRange.lowerBound]
+        key += string[hostRange].lowercased()
+        var rest = string[hostRange.upperBound...]
+        if let portRange = components.rangeOfPort {
+            // `rest` starts with ":" and the port's digits.
+            if components.port == defaultPort {
+                rest = string[portRange.upperBound...]
+            } else {
+                key += string[hostRange.upperBound..<portRange.upperBound]
+                rest = string[portRange.upperBound...]
+            }
+        }
+        if rest.isEmpty || rest.first == "?" || rest.first == "#" { key += "/" }
+        key += rest
+        return key
     }
 
     /// Scheme, host and port: the origin that credentials are bound to.
