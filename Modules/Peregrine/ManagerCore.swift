@@ -85,6 +85,9 @@ final class ManagerCore: TaskRecordObserver {
     // MARK: The engine's records
 
     func engineDidChange(_ changes: [TaskRecordChange]) {
+        // Endings (finished, failed) written to the journal here count as recorded once synced:
+        // their events wait for the store's group commit, off this thread.
+        var endings: [String: Int] = [:]
         let handles = state.withLock { state -> [(DownloadTaskHandle, EngineEvent)] in
             var storeChanges: [StoreChange] = []
             var events: [DownloadManagerEvent] = []
@@ -111,7 +114,7 @@ final class ManagerCore: TaskRecordObserver {
                 if isEnding, case .upsert(let record) = change.kind, let previous = state.records[url],
                     previous.state != record.state
                 {
-                    state.recordedEndings[url, default: 0] += 1
+                    endings[url, default: 0] += 1
                 }
                 defer { released += releaseParkedEvents(of: url, &state) }
                 switch change.kind {
@@ -142,8 +145,45 @@ final class ManagerCore: TaskRecordObserver {
             for key in touchedLists.sorted() {
                 if let list = state.lists[key] { storeChanges.append(.putList(storedList(key, list, state))) }
             }
-            record(storeChanges)
+            if endings.isEmpty {
+                record(storeChanges)
+            } else {
+                // A store may call back at once, on this thread and under this lock: the gate
+                // turns that into counting the endings here.
+                let recorded = endings
+                let gate = Mutex((returned: false, calledEarly: false))
+                let written = record(storeChanges) { [weak self] error in
+                    if let error { self?.storeFailed(error) }
+                    let early = gate.withLock { gate in
+                        gate.calledEarly = !gate.returned
+                        return gate.calledEarly
+                    }
+                    if !early { self?.endingsRecorded(recorded) }
+                }
+                let calledEarly = gate.withLock { gate in
+                    gate.returned = true
+                    return gate.calledEarly
+                }
+                // Not written at all, or already synced: the events need not wait.
+                if !written || calledEarly {
+                    for (url, count) in endings { state.recordedEndings[url, default: 0] += count }
+                    for url in endings.keys { released += releaseParkedEvents(of: url, &state) }
+                }
+            }
             broadcaster.yield(events)
+            return released.flatMap { publish($0, &state) }
+        }
+        for (handle, event) in handles { handle.deliver(event) }
+    }
+
+    /// Counts endings as recorded once the store synced them, and lets their events go.
+    private func endingsRecorded(_ endings: [String: Int]) {
+        let handles = state.withLock { state -> [(DownloadTaskHandle, EngineEvent)] in
+            var released: [EngineEvent] = []
+            for (url, count) in endings {
+                state.recordedEndings[url, default: 0] += count
+                released += releaseParkedEvents(of: url, &state)
+            }
             return released.flatMap { publish($0, &state) }
         }
         for (handle, event) in handles { handle.deliver(event) }
@@ -171,9 +211,27 @@ final class ManagerCore: TaskRecordObserver {
         do {
             try store.record(changes)
         } catch {
-            lastStoreError.withLock { $0 = error }
-            logger.error("store failed to record changes", metadata: ["error": "\(error)"])
+            storeFailed(error)
         }
+    }
+
+    /// Records changes, in order, without waiting for their sync: `whenDurable` runs once they
+    /// are synced, or failed to be. Returns false, without calling it, when the store refused
+    /// them (logged and kept in ``lastStoreError``).
+    func record(_ changes: [StoreChange], whenDurable: @escaping @Sendable (StoreError?) -> Void) -> Bool {
+        do {
+            try store.record(changes, whenDurable: whenDurable)
+            return true
+        } catch {
+            storeFailed(error)
+            return false
+        }
+    }
+
+    /// Logs a store failure and keeps it in ``lastStoreError``.
+    func storeFailed(_ error: StoreError) {
+        lastStoreError.withLock { $0 = error }
+        logger.error("store failed to record changes", metadata: ["error": "\(error)"])
     }
 
     /// A list's state, as the store keeps it.

@@ -46,7 +46,7 @@ public final class DownloadEngine: Sendable {
     /// Where completed transfers are finished (file synced, judged, renamed, recorded) when the
     /// transport's events share one thread: `fsync`s there would stall every other transfer.
     /// Nil when completions are finished where they arrive (the mock transport, for determinism).
-    let finishing: DispatchQueue?
+    let finishing: BlockingWorkPool?
 
     /// Creates an engine; nothing is downloaded until tasks are added.
     ///
@@ -58,7 +58,7 @@ public final class DownloadEngine: Sendable {
         verifier = configuration.verifier ?? (configuration.verifiesChecksums ? ChecksumTaskVerifier() : nil)
         finishing =
             transport.eventsShareOneThread
-            ? DispatchQueue(label: "peregrine.engine.finishing", qos: .utility, attributes: .concurrent) : nil
+            ? BlockingWorkPool(maxThreads: Self.finishingThreads) : nil
         state = Mutex(
             EngineState(
                 defaultLimit: configuration.maxDownloadCount,
@@ -68,6 +68,10 @@ public final class DownloadEngine: Sendable {
                 conflictPolicy: configuration.conflictPolicy,
                 tracker: ActivityTracker(window: configuration.activityWindow)))
     }
+
+    /// The most threads finishing transfers at once: enough for the syncs of many small files
+    /// finishing together to share the file system's journal commits.
+    static let finishingThreads = 16
 
     deinit {
         state.withLock { $0.trackingTimer?.cancel() }

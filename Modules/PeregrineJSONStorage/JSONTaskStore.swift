@@ -34,6 +34,9 @@ public final class JSONTaskStore: TaskStore {
     public var identifier: String { store.identifier }
     public func load() throws(StoreError) -> StoreSnapshot { try store.load() }
     public func record(_ changes: [StoreChange]) throws(StoreError) { try store.record(changes) }
+    public func record(_ changes: [StoreChange], whenDurable: @escaping @Sendable (StoreError?) -> Void)
+        throws(StoreError)
+    { try store.record(changes, whenDurable: whenDurable) }
     public func save() throws(StoreError) { try store.save() }
     public func compact() throws(StoreError) { try store.compact() }
     public func close() throws(StoreError) { try store.close() }

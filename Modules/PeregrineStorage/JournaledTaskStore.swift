@@ -66,6 +66,7 @@ package final class JournaledTaskStore<Format: StoreFormat>: TaskStore {
     private let syncedSequence = Mutex<UInt64>(0)
     private let compactionLock = Mutex<Int>(0)
     private let queue: DispatchQueue
+    private let syncQueue: DispatchQueue
 
     /// Opens (creating if needed) the file set of `identifier`, and takes its lock.
     ///
@@ -88,6 +89,7 @@ package final class JournaledTaskStore<Format: StoreFormat>: TaskStore {
         segmentPrefix = "\(identifier).\(format.name).journal."
         fileLock = Mutex(try StoreLock(path: snapshotPath + ".lock"))
         queue = DispatchQueue(label: "peregrine.store.\(identifier).\(format.name)")
+        syncQueue = DispatchQueue(label: "peregrine.store.\(identifier).\(format.name).sync")
         let header = Self.header(of: snapshotPath, format: format)
         let existing = try Self.segments(in: root, prefix: segmentPrefix)
         let next = max((existing.last ?? -1) + 1, header?.segment ?? 0)
@@ -122,7 +124,35 @@ package final class JournaledTaskStore<Format: StoreFormat>: TaskStore {
     }
 
     package func record(_ changes: [StoreChange]) throws(StoreError) {
-        guard !changes.isEmpty else { return }
+        if let sequence = try append(changes) { try syncJournal(upTo: sequence) }
+        scheduleCompactionIfDue()
+    }
+
+    package func record(
+        _ changes: [StoreChange], whenDurable: @escaping @Sendable (StoreError?) -> Void
+    ) throws(StoreError) {
+        guard let sequence = try append(changes) else {
+            scheduleCompactionIfDue()
+            whenDurable(nil)
+            return
+        }
+        // One serial queue runs the syncs: while one runs, later changes are written and their
+        // blocks wait; the first of them syncs them all, the others find themselves synced.
+        syncQueue.async { [self] in
+            do throws(StoreError) {
+                try syncJournal(upTo: sequence)
+                whenDurable(nil)
+            } catch {
+                whenDurable(error)
+            }
+            scheduleCompactionIfDue()
+        }
+    }
+
+    /// Appends changes to the buffer, writing it to the journal file when one of them is
+    /// durable; returns the write sequence to sync up to then, nil otherwise.
+    private func append(_ changes: [StoreChange]) throws(StoreError) -> UInt64? {
+        guard !changes.isEmpty else { return nil }
         var bytes: [UInt8] = []
         var scratch: [UInt8] = []
         var durable = false
@@ -130,7 +160,7 @@ package final class JournaledTaskStore<Format: StoreFormat>: TaskStore {
             frame(StoreRecordCoding.node(change), into: &bytes, scratch: &scratch)
             durable = durable || change.isDurable
         }
-        let sequence = try state.withLock { journal throws(StoreError) -> UInt64? in
+        return try state.withLock { journal throws(StoreError) -> UInt64? in
             try checkOpen(journal)
             journal.buffer.append(contentsOf: bytes)
             journal.journalEntries += changes.count
@@ -144,8 +174,6 @@ package final class JournaledTaskStore<Format: StoreFormat>: TaskStore {
             }
             return nil
         }
-        if let sequence { try syncJournal(upTo: sequence) }
-        scheduleCompactionIfDue()
     }
 
     package func save() throws(StoreError) {
@@ -165,11 +193,14 @@ package final class JournaledTaskStore<Format: StoreFormat>: TaskStore {
     package func close() throws(StoreError) {
         try save()
         // Let a background compaction finish before the lock is released.
+        // Taking the sync lock too keeps a sync still queued from using the closed descriptor.
         compactionLock.withLock { _ in
-            state.withLock { journal in
-                journal.closed = true
-                if journal.descriptor >= 0 { closeFile(journal.descriptor) }
-                journal.descriptor = -1
+            syncedSequence.withLock { _ in
+                state.withLock { journal in
+                    journal.closed = true
+                    if journal.descriptor >= 0 { closeFile(journal.descriptor) }
+                    journal.descriptor = -1
+                }
             }
         }
         fileLock.withLock { $0 = nil }

@@ -31,6 +31,18 @@ public protocol TaskStore: AnyObject, Sendable {
     /// this returns.
     func record(_ changes: [StoreChange]) throws(StoreError)
 
+    /// Records changes, in order, like ``record(_:)``, but does not wait for the sync of the
+    /// durable ones: they are written to the journal file before this returns (so they survive
+    /// the process being killed), and `whenDurable` is called once they are synced (so they
+    /// survive a power loss), with the sync's error if it failed. Many callers share one sync
+    /// (group commit), so a stream of durable changes costs far fewer syncs than changes.
+    ///
+    /// `whenDurable` is called exactly once, on a thread of the store's, or on the caller's
+    /// before this returns when there was nothing to sync. It is not called when this throws.
+    func record(
+        _ changes: [StoreChange], whenDurable: @escaping @Sendable (StoreError?) -> Void
+    ) throws(StoreError)
+
     /// Writes and syncs every recorded change now (the seed's `saveData()`).
     func save() throws(StoreError)
 
@@ -39,6 +51,17 @@ public protocol TaskStore: AnyObject, Sendable {
 
     /// Saves, and releases the files. Later calls throw ``StoreError/Code/closed``.
     func close() throws(StoreError)
+}
+
+extension TaskStore {
+    /// Records the changes with ``record(_:)`` (synced before it returns), then calls
+    /// `whenDurable`: the behaviour for stores without group commit.
+    public func record(
+        _ changes: [StoreChange], whenDurable: @escaping @Sendable (StoreError?) -> Void
+    ) throws(StoreError) {
+        try record(changes)
+        whenDurable(nil)
+    }
 }
 
 /// Options shared by the backends.

@@ -113,6 +113,8 @@ func eventually(timeout: Duration = .seconds(20), _ condition: () throws -> Bool
 /// while it is armed.
 final class DiskFullSwitch: Sendable {
     let armed = Atomic<Bool>(false)
+    /// When set, only syncs fail (with ENOSPC); writes pass.
+    let failsSyncsOnly = Atomic<Bool>(false)
 
     var fileSystem: StoreFileSystem {
         StoreFileSystem(
@@ -125,11 +127,32 @@ final class DiskFullSwitch: Sendable {
                 return Glibc.write(descriptor, bytes, count)
             },
             sync: { [self] descriptor in
-                if armed.load(ordering: .relaxed) {
+                if armed.load(ordering: .relaxed) || failsSyncsOnly.load(ordering: .relaxed) {
                     errno = ENOSPC
                     return -1
                 }
                 return fdatasync(descriptor)
             })
     }
+}
+
+/// A file system whose syncs take 20 ms each (a slow disk) and are counted.
+final class SlowCountingDisk: Sendable {
+    let syncs = Atomic<Int>(0)
+
+    var fileSystem: StoreFileSystem {
+        StoreFileSystem(
+            write: { descriptor, bytes, count in Glibc.write(descriptor, bytes, count) },
+            sync: { [self] descriptor in
+                syncs.add(1, ordering: .relaxed)
+                usleep(20_000)
+                return fdatasync(descriptor)
+            })
+    }
+}
+
+/// A value behind a lock, shared by reference with escaping closures.
+final class Shared<Value: Sendable>: Sendable {
+    let value: Mutex<Value>
+    init(_ initial: Value) { value = Mutex(initial) }
 }

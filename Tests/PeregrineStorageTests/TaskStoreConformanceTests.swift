@@ -1,6 +1,7 @@
 import PeregrineJSONStorage
 import PeregrinePlistStorage
 import PeregrineStorage
+import Synchronization
 import Testing
 
 #if canImport(FoundationEssentials)
@@ -478,6 +479,63 @@ import Testing
             let reopened = try backend.open(root)
             defer { try? reopened.close() }
             #expect(Set(try reopened.load().tasks.map(\.urlString)).count == 100)
+        }
+    }
+
+    @Test(arguments: StoreBackend.allCases)
+    func durableChangesRecordedTogetherShareSyncs(_ backend: StoreBackend) async throws {
+        try await withTemporaryDirectory { root in
+            let disk = SlowCountingDisk()
+            let store = try backend.open(root, fileSystem: disk.fileSystem)
+            let callbacks = Shared<[Int: Int]>([:])
+            let count = 40
+            await withTaskGroup(of: Void.self) { group in
+                for worker in 0..<4 {
+                    group.addTask {
+                        for index in 0..<(count / 4) {
+                            let number = worker * 100 + index
+                            try? store.record([.putTask(StoreFixtures.task(number))]) { error in
+                                #expect(error == nil)
+                                callbacks.value.withLock { $0[number, default: 0] += 1 }
+                            }
+                        }
+                    }
+                }
+            }
+            #expect(await eventually { callbacks.value.withLock { $0.count } == count })
+            #expect(callbacks.value.withLock { $0.values.allSatisfy { $0 == 1 } }, "each callback exactly once")
+            #expect(disk.syncs.load(ordering: .relaxed) < count, "one sync served several changes")
+            // Written before `record` returned: a crash now (no close, no save) keeps them all.
+            let scratch = root + "-crash"
+            defer { try? FileManager.default.removeItem(atPath: scratch) }
+            let crashed = try loadAfterCrash(backend, root: root, scratch: scratch)
+            #expect(crashed.tasks.count == count)
+            try store.close()
+        }
+    }
+
+    @Test(arguments: StoreBackend.allCases)
+    func aFailedSyncReachesTheDurabilityCallback(_ backend: StoreBackend) async throws {
+        try await withTemporaryDirectory { root in
+            let disk = DiskFullSwitch()
+            let store = try backend.open(root, fileSystem: disk.fileSystem)
+            defer { try? store.close() }
+            try store.record([.putTask(StoreFixtures.task(1))])
+            // Writes pass (the first half, then the rest), the sync fails.
+            let failures = Shared<[StoreError?]>([])
+            disk.failsSyncsOnly.store(true, ordering: .relaxed)
+            try store.record([.putTask(StoreFixtures.task(2))]) { error in failures.value.withLock { $0.append(error) }
+            }
+            #expect(await eventually { failures.value.withLock { $0.count } == 1 })
+            #expect(failures.value.withLock { $0.first??.code } == .diskFull)
+            disk.failsSyncsOnly.store(false, ordering: .relaxed)
+            // Nothing to sync: called at once, without error.
+            let called = Shared(0)
+            try store.record([.putTask(StoreFixtures.task(3, state: .downloading))]) { error in
+                #expect(error == nil)
+                called.value.withLock { $0 += 1 }
+            }
+            #expect(called.value.withLock { $0 } == 1)
         }
     }
 }
