@@ -94,6 +94,29 @@ struct GetCommand: AsyncParsableCommand {
             throw ValidationError("--auth takes basic, digest or any, not \(auth)")
         }
         if let user, !user.contains(":") { throw ValidationError("--user takes NAME:PASSWORD") }
+        _ = try trustEvaluation()
+    }
+
+    /// The trust asked for by `--cacert`, `--pin` and `--insecure`, checked: every pin must be
+    /// the base64 of 32 bytes (`sha256//` optional), and `--insecure` excludes the other two.
+    private func trustEvaluation() throws(ValidationError) -> ServerTrustEvaluation {
+        if insecure {
+            guard cacert == nil, pin.isEmpty else {
+                throw ValidationError(
+                    "--insecure turns certificate checks off; it cannot be combined with --cacert or --pin")
+            }
+            return .insecure
+        }
+        if let cacert, cacert.isEmpty { throw ValidationError("--cacert needs the path of a PEM file") }
+        let authorities: TrustPolicy.Authorities = cacert.map { .file(path: $0) } ?? .system
+        guard !pin.isEmpty else { return cacert.map { .customCA(bundlePath: $0) } ?? .systemCAs }
+        let evaluation = ServerTrustEvaluation.pinnedPublicKeys(pin, authorities: authorities)
+        do {
+            try evaluation.validate()
+        } catch {
+            throw ValidationError("--pin: \(error)")
+        }
+        return evaluation
     }
 
     /// The transport: libcurl, wrapped in the Basic/Digest retrier when credentials were given.
@@ -253,10 +276,9 @@ struct GetCommand: AsyncParsableCommand {
         }
     }
 
+    /// The policy of every request; ``validate()`` has checked the options.
     private var trustPolicy: TrustPolicy {
-        if insecure { return .insecure }
-        let authorities: TrustPolicy.Authorities = cacert.map { .file(path: $0) } ?? .system
-        return TrustPolicy(authorities: authorities, pinnedPublicKeySHA256: pin)
+        (try? trustEvaluation())?.policy ?? .system
     }
 
     /// Downloads one URL to a temporary file, checks its digest when one is expected, and renames
@@ -302,7 +324,9 @@ struct GetCommand: AsyncParsableCommand {
             return true
         } catch {
             unlink(partial)
-            board.end(slot, failure: "\(request.url): \(error)")
+            // A TLS failure names the certificate check that failed and what to do about it.
+            let reason = (error as? TransportError).flatMap(ServerTrustFailure.init).map { "\($0)" } ?? "\(error)"
+            board.end(slot, failure: "\(request.url): \(reason)")
             return false
         }
     }

@@ -17,6 +17,8 @@ final class AuthenticatedTransfer: Sendable {
         var scheme: AuthenticationScheme
         var credential: Credential
         var isPreemptive: Bool
+        /// The Digest nonce answered, so a `stale=true` that repeats it is not answered again.
+        var nonce: String?
     }
 
     private enum Phase {
@@ -91,7 +93,7 @@ final class AuthenticatedTransfer: Sendable {
                     authorization: prepared.header, allowPlainHTTP: url.scheme == "http")
                 toOrigin = Sent(
                     space: prepared.space, scheme: prepared.scheme, credential: prepared.credential,
-                    isPreemptive: true)
+                    isPreemptive: true, nonce: prepared.nonce)
             }
             if let proxy = configuration.proxy, !request.headers.contains(name: "Proxy-Authorization"),
                 configuration.allowsCredentials(scheme: proxy.scheme, host: proxy.host),
@@ -101,7 +103,7 @@ final class AuthenticatedTransfer: Sendable {
                 request.headers.replaceOrAdd(name: "Proxy-Authorization", value: prepared.header)
                 toProxy = Sent(
                     space: prepared.space, scheme: prepared.scheme, credential: prepared.credential,
-                    isPreemptive: true)
+                    isPreemptive: true, nonce: prepared.nonce)
             }
         }
         state.withLock { state in
@@ -308,11 +310,14 @@ final class AuthenticatedTransfer: Sendable {
                     + "\(snapshot.attempts) answered challenges")
         }
 
-        // A stale nonce with the credential just sent: answer the new nonce, ask no one.
+        // A stale nonce with the credential just sent: answer the new nonce, ask no one. A
+        // "stale" challenge that repeats the nonce just answered is no new challenge: it is
+        // treated as a rejection, so a confused server cannot keep the client answering.
         let previous = isProxy ? snapshot.sentToProxy : snapshot.sentToOrigin
         if let previous, previous.scheme == .digest,
             let stale = selection.candidates.first(where: {
-                $0.digest?.isStale == true && $0.realm == previous.space.realm
+                guard let digest = $0.digest, digest.isStale, $0.realm == previous.space.realm else { return false }
+                return previous.nonce == nil || digest.nonce != previous.nonce
             })
         {
             return answer(
@@ -438,6 +443,7 @@ final class AuthenticatedTransfer: Sendable {
         let cache = owner.cache
         var request = state.withLock { $0.request }
         let header: String
+        var nonce: String?
         switch candidate.scheme {
         case .basic:
             do {
@@ -467,9 +473,11 @@ final class AuthenticatedTransfer: Sendable {
                         + "(\(digest.algorithm) is not available)")
             }
             header = prepared.header
+            nonce = prepared.nonce
         }
 
-        let sent = Sent(space: space, scheme: candidate.scheme, credential: credential, isPreemptive: false)
+        let sent = Sent(
+            space: space, scheme: candidate.scheme, credential: credential, isPreemptive: false, nonce: nonce)
         if isProxy {
             request.headers.replaceOrAdd(name: "Proxy-Authorization", value: header)
         } else {

@@ -21,8 +21,9 @@ import PeregrineTransport
 /// `insecure` is an opt-out for named hosts only: it cannot be the default, and every request
 /// it is handed out for is reported to `onWarning`.
 ///
-/// The transport applies the policy to every connection of a transfer, redirect targets
-/// included, so pins are checked again after a redirect to another host.
+/// A request it is applied to carries the policy of its own host and a resolver for every other
+/// host: the transport checks each hop under the policy of that hop's host, so pins are checked
+/// again after a redirect to another host, and one host's `insecure` opt-out never reaches another.
 public struct ServerTrustMap: Sendable {
     /// The evaluation of hosts without a key.
     public let defaultEvaluation: ServerTrustEvaluation
@@ -35,8 +36,8 @@ public struct ServerTrustMap: Sendable {
     /// - Parameters:
     ///   - defaultEvaluation: for hosts without a key; `.insecure` is refused.
     ///   - evaluations: by host name, IP address or `*.domain`.
-    ///   - onWarning: called (on the calling thread of ``policy(for:)``) each time an insecure
-    ///     policy is handed out.
+    ///   - onWarning: called (on the calling thread of ``policy(for:)``; for a redirect target, the
+    ///     transport's thread) each time an insecure policy is handed out. Must not block.
     /// - Throws: ``TrustConfigurationError`` for an insecure default, a malformed host key, a bad
     ///   pin or an empty CA path.
     public init(
@@ -91,10 +92,15 @@ public struct ServerTrustMap: Sendable {
         return evaluation.policy
     }
 
-    /// `request` with the trust policy of its host.
+    /// `request` with the trust policy of its host, and ``policy(for:)`` as the resolver for the
+    /// other hosts its redirects reach (``PeregrineTransport/TransferRequest/trustForHop``).
+    ///
+    /// An insecure policy is reported to `onWarning` here for the request's host, and again by the
+    /// resolver for each redirect to an insecure host.
     public func applying(to request: TransferRequest) -> TransferRequest {
         var request = request
         request.trust = policy(for: request.url)
+        request.trustForHop = { [self] hop in policy(for: hop) }
         return request
     }
 

@@ -262,7 +262,6 @@ final class CurlDriver: @unchecked Sendable {
         if let cap = request.maxReceiveBytesPerSecond, cap > 0 {
             _ = peregrine_easy_setopt_offset(easy, CURLOPT_MAX_RECV_SPEED_LARGE, curl_off_t(cap))
         }
-        applyTrust(request.trust, to: easy)
         _ = peregrine_easy_setopt_socket_callbacks(
             easy,
             { user, _, address in
@@ -301,9 +300,15 @@ final class CurlDriver: @unchecked Sendable {
         configureHop(easy, for: transfer)
     }
 
-    /// Sets what changes from one hop to the next: the URL, the method and the headers.
+    /// Sets what changes from one hop to the next: the URL, the method, the headers and the trust
+    /// policy of the hop's host.
+    ///
+    /// Runs before the handle is (re)added to the multi handle, so a redirect target is checked
+    /// under its own host's policy from its first connection on.
     private func configureHop(_ easy: UnsafeMutableRawPointer, for transfer: CurlTransfer) {
-        _ = peregrine_easy_setopt_string(easy, CURLOPT_URL, transfer.hop.string)
+        let hop = transfer.hop
+        applyTrust(transfer.request.trust(for: hop), for: hop, to: easy)
+        _ = peregrine_easy_setopt_string(easy, CURLOPT_URL, hop.string)
         if transfer.request.method == .head {
             _ = peregrine_easy_setopt_long(easy, CURLOPT_NOBODY, 1)
         } else {
@@ -312,20 +317,28 @@ final class CurlDriver: @unchecked Sendable {
         _ = peregrine_easy_setopt_pointer(easy, CURLOPT_HTTPHEADER, transfer.makeHeaderList())
     }
 
-    private func applyTrust(_ trust: TrustPolicy, to easy: UnsafeMutableRawPointer) {
+    /// Sets every trust option, those the policy leaves alone back to libcurl's defaults: the easy
+    /// handle keeps its options from one hop to the next, and the previous hop may have been to
+    /// another host with its own CA file, pins or `insecure` opt-out.
+    private func applyTrust(_ trust: TrustPolicy, for hop: DownloadURL, to easy: UnsafeMutableRawPointer) {
         if trust.isInsecure {
-            configuration.logger.warning("TLS certificate checks are off for this transfer (insecure trust policy)")
-            _ = peregrine_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 0)
-            _ = peregrine_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 0)
-            return
+            configuration.logger.warning("TLS certificate checks are off for \(hop.host) (insecure trust policy)")
         }
-        _ = peregrine_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 1)
-        _ = peregrine_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 2)
-        if case .file(let path) = trust.authorities {
+        _ = peregrine_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, trust.isInsecure ? 0 : 1)
+        _ = peregrine_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, trust.isInsecure ? 0 : 2)
+        switch trust.authorities {
+        case .system:
+            let defaults = CurlLibrary.defaultAuthorities
+            _ = peregrine_easy_setopt_string(easy, CURLOPT_CAINFO, defaults.file)
+            _ = peregrine_easy_setopt_string(easy, CURLOPT_CAPATH, defaults.directory)
+        case .file(let path):
+            // Only this file: no system directory beside it.
             _ = peregrine_easy_setopt_string(easy, CURLOPT_CAINFO, path)
             _ = peregrine_easy_setopt_pointer(easy, CURLOPT_CAPATH, nil)
         }
-        if !trust.pinnedPublicKeySHA256.isEmpty {
+        if trust.isInsecure || trust.pinnedPublicKeySHA256.isEmpty {
+            _ = peregrine_easy_setopt_pointer(easy, CURLOPT_PINNEDPUBLICKEY, nil)
+        } else {
             let pins = trust.pinnedPublicKeySHA256.map { $0.hasPrefix("sha256//") ? $0 : "sha256//\($0)" }
             _ = peregrine_easy_setopt_string(easy, CURLOPT_PINNEDPUBLICKEY, pins.joined(separator: ";"))
         }
@@ -338,6 +351,27 @@ final class CurlDriver: @unchecked Sendable {
 
 /// libcurl's process-wide set-up, done once.
 enum CurlLibrary {
+    /// Where libcurl finds CA certificates unless told otherwise.
+    struct Authorities: Sendable {
+        /// The CA bundle (`CURLOPT_CAINFO`), or nil when libcurl was built without one.
+        var file: String?
+        /// The CA directory (`CURLOPT_CAPATH`), or nil when libcurl was built without one.
+        var directory: String?
+    }
+
+    /// libcurl's built-in CA file and directory, read once from a fresh handle, so that a hop under
+    /// the system's CAs can restore them after a hop that named its own file.
+    static let defaultAuthorities: Authorities = {
+        initializeOnce()
+        guard let easy = curl_easy_init() else { return Authorities() }
+        defer { curl_easy_cleanup(easy) }
+        var file: UnsafeMutablePointer<CChar>?
+        var directory: UnsafeMutablePointer<CChar>?
+        _ = peregrine_easy_getinfo_string(easy, CURLINFO_CAINFO, &file)
+        _ = peregrine_easy_getinfo_string(easy, CURLINFO_CAPATH, &directory)
+        return Authorities(file: file.map { String(cString: $0) }, directory: directory.map { String(cString: $0) })
+    }()
+
     static func initializeOnce() { _ = initialized }
     private static let initialized: Bool = {
         _ = peregrine_openssl_init_no_atexit()

@@ -12,6 +12,9 @@ public enum HTTPMethod: String, Sendable, Hashable {
 ///
 /// Every field has a safe default: TLS verified against the system's CAs, at most 10 redirects,
 /// never from https to http, credentials never sent to another origin or over plain http.
+///
+/// Two requests are equal when every field but ``trustForHop`` is: a closure cannot be compared,
+/// so the resolver takes no part in `==` or `hash(into:)`.
 public struct TransferRequest: Sendable, Hashable {
     /// The URL, checked when the request was made.
     public var url: DownloadURL
@@ -25,8 +28,21 @@ public struct TransferRequest: Sendable, Hashable {
     public var ifRange: ResumeValidator?
     /// Credentials, sent only to the request's origin (see ``RequestCredentials``).
     public var credentials: RequestCredentials?
-    /// How the server's certificate is checked.
+    /// How the certificate of the request's own host is checked; also used for every other host a
+    /// redirect reaches unless ``trustForHop`` answers for it. Backends read it through
+    /// ``trust(for:)``.
     public var trust: TrustPolicy
+    /// The policy for a hop to a host other than the request's own, e.g. a host → policy map's
+    /// answer for the redirect target's host; nil to check every hop with ``trust``.
+    ///
+    /// Called by the backend once per such hop, on its own thread, before it connects: it must
+    /// return quickly and must not block. Not part of the request's equality (see the type's
+    /// documentation).
+    public var trustForHop: (@Sendable (_ hop: DownloadURL) -> TrustPolicy)? {
+        get { hopTrust.resolve }
+        set { hopTrust.resolve = newValue }
+    }
+    private var hopTrust = HopTrustResolver()
     /// Connect timeout and the too-slow rule.
     public var timeouts: TransferTimeouts
     /// The most bytes per second to receive, or nil for no cap.
@@ -66,6 +82,17 @@ public struct TransferRequest: Sendable, Hashable {
         self.init(url: try DownloadURL(string), method: method)
     }
 
+    /// The trust policy for a hop to `hop`: ``trust`` on the request's own host, else the answer of
+    /// ``trustForHop``, else ``trust``.
+    ///
+    /// A backend applies it afresh to every hop, so that a redirect to another host is checked
+    /// under that host's policy (its own CA file or pins, and never another host's `insecure`
+    /// opt-out).
+    public func trust(for hop: DownloadURL) -> TrustPolicy {
+        guard hop.host != url.host, let trustForHop else { return trust }
+        return trustForHop(hop)
+    }
+
     /// The headers to send on a hop to `url`: the caller's headers, `Range`/`If-Range`, and
     /// `Authorization` only where ``RequestCredentials/isAllowed(for:)`` says so.
     ///
@@ -85,6 +112,15 @@ public struct TransferRequest: Sendable, Hashable {
         }
         return result
     }
+}
+
+/// Holds ``TransferRequest/trustForHop`` so that the request keeps its synthesized `Hashable`
+/// conformance: every value of this type is equal to every other and hashes to nothing.
+private struct HopTrustResolver: Sendable, Hashable {
+    var resolve: (@Sendable (DownloadURL) -> TrustPolicy)?
+
+    static func == (_: Self, _: Self) -> Bool { true }
+    func hash(into _: inout Hasher) {}
 }
 
 /// Credentials for one request, as the Auth module computes them.

@@ -1,8 +1,9 @@
-/// How a server's TLS certificate is checked for one request.
+/// How a server's TLS certificate is checked for one host of a request.
 ///
 /// The Auth module keeps a host → policy map and hands the transport the policy of the
-/// request's host; the transport applies it to every connection of the transfer, redirects
-/// included.
+/// request's host (``TransferRequest/trust``) and a resolver for the other hosts a redirect
+/// reaches (``TransferRequest/trustForHop``); the transport applies
+/// ``TransferRequest/trust(for:)`` to every hop, so each host is checked under its own policy.
 public struct TrustPolicy: Sendable, Hashable {
     /// Where trusted certificate authorities come from.
     public enum Authorities: Sendable, Hashable {

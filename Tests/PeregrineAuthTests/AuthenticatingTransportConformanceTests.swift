@@ -156,6 +156,28 @@ enum AuthConformanceScenarios {
                 sink: .nothing)
         ),
         ConformanceScenario(
+            "credentials answered to a challenge are dropped on a redirect to another origin",
+            setup: { server, bases in
+                server.setRoute(
+                    .redirect(302, to: bases.other + "/public/moved.bin").requiringAuthorization(
+                        basic, challenges: [#"Basic realm="peregrine""#]),
+                    for: "/private/moved")
+                server.setRoute(.file(file), for: "/public/moved.bin")
+            },
+            request: { request($0.primary + "/private/moved") },
+            expected: ConformanceExpectation(
+                events: [
+                    "redirected 302 BASE/private/moved -> OTHER/public/moved.bin",
+                    "head 200 length=300000",
+                    "completed received=300000 redirects=1",
+                ],
+                requests: [
+                    "GET BASE/private/moved", "GET BASE/private/moved authorization=\(basic)",
+                    "GET OTHER/public/moved.bin",
+                ],
+                sink: .bytes(of: file, range: 0..<300_000))
+        ),
+        ConformanceScenario(
             "cancel from the event handler after a challenge",
             setup: { server, _ in
                 server.setRoute(

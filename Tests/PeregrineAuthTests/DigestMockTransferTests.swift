@@ -120,6 +120,74 @@ struct DigestMockTransferTests {
         #expect(log.heads.map(\.status) == [200])
     }
 
+    @Test func staleChallengeRepeatingTheAnsweredNonceIsARejectionNotALoop() async throws {
+        let first = #"Digest realm="files", nonce="SAME", qop="auth""#
+        let repeated = #"Digest realm="files", nonce="SAME", qop="auth", stale=true"#
+        let fixture = MockAuthFixture(configuration: .init(clientNonces: .sequence(["c1", "c2", "c3"])))
+        fixture.store.set(
+            Credential(user: "alice", password: "secret"),
+            for: ProtectionSpace(scheme: "https", host: "mock.test", port: 443))
+        let file = MockRoute.file(MockAuthFixture.body)
+        fixture.server.setRoutes(
+            [
+                file.requiringAuthorization("never", challenges: [first]),
+                file.requiringAuthorization("never", challenges: [repeated]),
+            ], for: "/f")
+
+        let (result, log) = await fixture.transport.run(try fixture.request("https://mock.test/f"))
+
+        let error = try #require(result.error)
+        #expect(error.failureReason.code == .authentication)
+        #expect(error.failureReason.message.contains("\"files\""), "\(error)")
+        #expect(error.message.contains("rejected"), "\(error)")
+        // The challenge, one answer, and no second answer to a "stale" nonce already answered.
+        #expect(fixture.server.requests(for: "/f").count == 2)
+        #expect(log.heads.map(\.status) == [401])
+        #expect(log.completionCount == 1)
+    }
+
+    @Test func serverThatAlwaysSaysStaleIsStoppedAtTheAttemptLimit() async throws {
+        let fixture = MockAuthFixture(
+            configuration: .init(maximumAttempts: 3, clientNonces: .sequence((1...9).map { "c\($0)" })))
+        fixture.store.set(
+            Credential(user: "alice", password: "secret"),
+            for: ProtectionSpace(scheme: "https", host: "mock.test", port: 443))
+        let file = MockRoute.file(MockAuthFixture.body)
+        // Every answer is met with a fresh nonce marked stale, forever.
+        fixture.server.setRoutes(
+            (1...9).map { index in
+                file.requiringAuthorization(
+                    "never", challenges: [#"Digest realm="files", qop="auth", stale=true, nonce="N\#(index)""#])
+            }, for: "/f")
+
+        let (result, log) = await fixture.transport.run(try fixture.request("https://mock.test/f"))
+
+        let error = try #require(result.error)
+        #expect(error.failureReason.code == .authentication)
+        #expect(error.failureReason.message.contains("\"files\""), "\(error)")
+        #expect(fixture.server.requests(for: "/f").count == 4)
+        let nonces = fixture.authorizations(for: "/f").dropFirst().map { $0?.contains("nc=00000001") }
+        #expect(nonces == [true, true, true])
+        #expect(log.completionCount == 1)
+    }
+
+    @Test func authIntOnlyChallengeIsAnsweredWithTheEmptyBodyHash() async throws {
+        let challenge = #"Digest realm="r", nonce="N", algorithm=SHA-256, qop="auth-int""#
+        let credential = Credential(user: "u", password: "p")
+        let fixture = MockAuthFixture(configuration: .init(clientNonces: .sequence(["c1"])))
+        fixture.store.set(credential, for: ProtectionSpace(scheme: "https", host: "mock.test", port: 443))
+        let expected = try MockAuthFixture.digestHeader(
+            challenge, credential: credential, uri: "/f", nonceCount: 1, clientNonce: "c1")
+        #expect(expected.contains("qop=auth-int"))
+        fixture.server.setRoute(
+            .file(MockAuthFixture.body).requiringAuthorization(expected, challenges: [challenge]), for: "/f")
+
+        let (result, _) = await fixture.transport.run(try fixture.request("https://mock.test/f"))
+
+        #expect(result.summary?.head.status == 200, "\(String(describing: result.error))")
+        #expect(fixture.authorizations(for: "/f") == [nil, expected])
+    }
+
     @Test func sessionAlgorithmKeepsTheFirstClientNonceInA1() async throws {
         let challenge = #"Digest realm="r", nonce="N", algorithm=MD5-sess, qop="auth""#
         let credential = Credential(user: "u", password: "p")
