@@ -6,6 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash Scripts/install-dependencies.sh
+# The video thumbnail tests skip themselves without ffmpeg; here a missing ffmpeg is a failure.
+export PEREGRINE_REQUIRE_FFMPEG=1
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

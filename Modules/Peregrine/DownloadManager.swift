@@ -95,8 +95,9 @@ public final class DownloadManager: Sendable {
         return !snapshot.tasks.isEmpty || !snapshot.lists.isEmpty || !snapshot.configuration.isEmpty
     }
 
-    /// Destroys the manager's stored data — tasks, lists, configuration, custom thumbnails —
-    /// when ``isDestroyableForManager(_:configuration:)``. Downloaded files are never deleted.
+    /// Destroys the manager's stored data — tasks, lists, configuration, custom thumbnails, the
+    /// thumbnail cache — when ``isDestroyableForManager(_:configuration:)``. Downloaded files are
+    /// never deleted.
     ///
     /// - Returns: whether data was destroyed.
     @discardableResult
@@ -117,6 +118,11 @@ public final class DownloadManager: Sendable {
             return false
         }
         try? FileManager.default.removeItem(atPath: configuration.customThumbnailDirectory(for: identifier))
+        if let disk = configuration.resolvedThumbnailDisk(for: identifier) {
+            // Only the cache's own files: a configured directory may hold other things.
+            ThumbnailDiskStorage(config: disk).removeAll()
+        }
+        try? FileManager.default.removeItem(atPath: configuration.thumbnailCacheDirectory(for: identifier))
         return true
     }
 
@@ -170,6 +176,7 @@ public final class DownloadManager: Sendable {
         var thumbnailConfiguration = configuration.thumbnails
         thumbnailConfiguration.customThumbnailDirectory =
             thumbnailConfiguration.customThumbnailDirectory ?? configuration.customThumbnailDirectory(for: identifier)
+        thumbnailConfiguration.disk = configuration.resolvedThumbnailDisk(for: identifier)
         let relay = CustomThumbnailRelay(core: core, initial: snapshot.customThumbnails)
         thumbnailConfiguration.customThumbnailIndexDidChange = { relay.indexDidChange($0) }
         thumbnailer = Thumbnailer(configuration: thumbnailConfiguration)

@@ -55,8 +55,14 @@ extension DownloadManager {
         public var retryPolicy: (any RetryPolicy)?
         /// Verifies finished files before they are renamed into place (checksums).
         public var verifier: (any TaskFileVerifier)?
-        /// The thumbnailer's options; its custom thumbnail directory and index handler are set
-        /// by the manager.
+        /// The thumbnailer's options; its index handler is set by the manager.
+        ///
+        /// A nil ``Thumbnailer/Configuration/customThumbnailDirectory`` becomes
+        /// `<stateDirectory>/<identifier>/CustomThumbnails`. A nil ``Thumbnailer/Configuration/disk``
+        /// becomes a disk thumbnail cache in `<stateDirectory>/<identifier>/ThumbnailCache` with
+        /// ``ThumbnailDiskStorage/Config``'s default size limit, so thumbnails survive restarts;
+        /// set ``Thumbnailer/Configuration/cachePolicy`` to ``ThumbnailCachePolicy/memoryOnly``
+        /// (or ``ThumbnailCachePolicy/none``) for no disk cache.
         public var thumbnails: Thumbnailer.Configuration
         /// Where the manager logs.
         public var logger: Logger
@@ -131,6 +137,19 @@ extension DownloadManager {
         /// The custom thumbnail directory for `identifier`.
         func customThumbnailDirectory(for identifier: String) -> String {
             "\(stateDirectory)/\(identifier)/CustomThumbnails"
+        }
+
+        /// The default thumbnail cache directory for `identifier`.
+        func thumbnailCacheDirectory(for identifier: String) -> String {
+            "\(stateDirectory)/\(identifier)/ThumbnailCache"
+        }
+
+        /// The disk thumbnail cache of `identifier`: ``thumbnails``' own, else the default one
+        /// unless the cache policy keeps thumbnails off the disk.
+        func resolvedThumbnailDisk(for identifier: String) -> ThumbnailDiskStorage.Config? {
+            if let disk = thumbnails.disk { return disk }
+            guard thumbnails.cachePolicy == .memoryAndDisk else { return nil }
+            return ThumbnailDiskStorage.Config(directory: thumbnailCacheDirectory(for: identifier))
         }
     }
 }

@@ -52,6 +52,9 @@ public struct CustomThumbnailDirectory: Sendable, Hashable {
     /// - Throws: ``ThumbnailError/Code/unreadableFile`` when it is gone,
     ///   ``ThumbnailError/Code/corruptImage`` when it is not what the entry says.
     public func read(_ entry: CustomThumbnailIndex.Entry) throws -> Thumbnail {
+        guard Self.isPlainFileName(entry.fileName) else {
+            throw ThumbnailError(.unreadableFile, "\(entry.fileName) is not a file name inside \(path)")
+        }
         let bytes = try SourceFile.read(filePath(entry.fileName), maximumBytes: 64 << 20)
         guard ImageFormat(sniffing: bytes) == entry.format else {
             throw ThumbnailError(.corruptImage, "\(entry.fileName) is not the \(entry.format.rawValue) it should be")
@@ -62,13 +65,23 @@ public struct CustomThumbnailDirectory: Sendable, Hashable {
     }
 
     /// Whether the entry's file exists.
+    ///
+    /// An entry whose name is not a plain file name (a path, `..`: a damaged or edited store) never
+    /// exists, so restoring drops it.
     public func contains(_ entry: CustomThumbnailIndex.Entry) -> Bool {
-        FileManager.default.fileExists(atPath: filePath(entry.fileName))
+        Self.isPlainFileName(entry.fileName) && FileManager.default.fileExists(atPath: filePath(entry.fileName))
     }
 
-    /// Deletes the entry's file.
+    /// Deletes the entry's file; never a file outside the directory.
     public func remove(_ entry: CustomThumbnailIndex.Entry) {
+        guard Self.isPlainFileName(entry.fileName) else { return }
         try? FileManager.default.removeItem(atPath: filePath(entry.fileName))
+    }
+
+    /// Whether `name` names a file directly inside the directory: not empty, no separator, not `.`
+    /// or `..`, no NUL.
+    static func isPlainFileName(_ name: String) -> Bool {
+        !name.isEmpty && name != "." && name != ".." && !name.contains("/") && !name.contains("\0")
     }
 
     /// Deletes the image files no entry of `index` names (after a store was reset, say).

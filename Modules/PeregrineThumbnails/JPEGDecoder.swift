@@ -24,8 +24,8 @@ enum JPEGDecoder {
     /// still at least `targetHeight`.
     ///
     /// - Throws: ``ThumbnailError`` — ``ThumbnailError/Code/corruptImage`` when TurboJPEG cannot read
-    ///   the header or fails fatally (a truncated file decodes what it has, as TurboJPEG reports that
-    ///   as a warning), ``ThumbnailError/Code/imageTooLarge`` before any allocation when a limit
+    ///   the header, fails fatally or the data ends before the image does (truncated; TurboJPEG
+    ///   would pad it with grey), ``ThumbnailError/Code/imageTooLarge`` before any allocation when a limit
     ///   would be exceeded.
     static func decode(
         _ bytes: UnsafeBufferPointer<UInt8>, targetHeight: Int?, limits: ImageDecodingLimits
@@ -89,8 +89,17 @@ enum JPEGDecoder {
                 handle, base, UInt(bytes.count), target.baseAddress, Int32(scaledWidth), 0, Int32(scaledHeight),
                 Int32(pixelFormat.rawValue), peregrine_tj_decode_flags())
         }
-        if result != 0, tjGetErrorCode(handle) != Int32(TJERR_WARNING.rawValue) {
-            throw ThumbnailError(.corruptImage, "the JPEG could not be decoded: \(message(handle))")
+        if result != 0 {
+            let text = message(handle)
+            guard tjGetErrorCode(handle) == Int32(TJERR_WARNING.rawValue) else {
+                throw ThumbnailError(.corruptImage, "the JPEG could not be decoded: \(text)")
+            }
+            // libjpeg pads a file that ends early with grey and only warns; a thumbnail of half a
+            // picture would be cached as if it were the picture, so truncation is an error.
+            // Other warnings (extraneous bytes, a bad marker) leave a usable image.
+            if text.contains(Self.truncationWarning) {
+                throw ThumbnailError(.corruptImage, "the JPEG data ends early (truncated file): \(text)")
+            }
         }
 
         var image: RasterImage
@@ -106,6 +115,9 @@ enum JPEGDecoder {
             image: image, scaleDenominator: denominator, sourceWidth: Int(width), sourceHeight: Int(height),
             orientation: orientation)
     }
+
+    /// libjpeg's `JWRN_JPEG_EOF` text, the warning it gives when the data ends before the image.
+    static let truncationWarning = "Premature end of JPEG file"
 
     /// TurboJPEG's `TJSCALED` for a scale of 1/`denominator`.
     static func scaled(_ dimension: Int, _ denominator: Int) -> Int {

@@ -16,17 +16,37 @@ import Testing
         }
     }
 
-    @Test func truncatedJpegDecodesWhatItHasOrFailsTyped() throws {
-        let jpeg = [UInt8](try TestImages.photo(width: 640, height: 480).jpegData())
-        for length in [2, 3, 10, 100, 300, jpeg.count / 3, jpeg.count / 2, jpeg.count - 2] {
-            let prefix = Array(jpeg.prefix(length))
-            do {
-                let image = try ImageDecoder.decode(prefix, targetHeight: 60, limits: .standard)
-                #expect(image.height == 60, "a partial JPEG decodes to its full size")
-            } catch let error as ThumbnailError {
-                #expect([.corruptImage, .unsupportedFormat].contains(error.code), "\(length): \(error)")
+    @Test func truncatedJpegFailsTyped() throws {
+        let photo = TestImages.photo(width: 640, height: 480)
+        let baseline = [UInt8](try photo.jpegData())
+        let progressive = [UInt8](try JPEGEncoder.encode(photo, quality: 85, progressive: true))
+        for jpeg in [baseline, progressive] {
+            // The whole file decodes; every prefix of it is refused with a typed error, never padded
+            // with grey into a thumbnail of half a picture.
+            #expect(try ImageDecoder.decode(jpeg, targetHeight: 60, limits: .standard).height == 60)
+            for length in [2, 3, 10, 100, 300, jpeg.count / 3, jpeg.count / 2, jpeg.count - 2] {
+                let result = code {
+                    _ = try ImageDecoder.decode(Array(jpeg.prefix(length)), targetHeight: 60, limits: .standard)
+                }
+                #expect(
+                    result == .corruptImage || result == .unsupportedFormat, "\(length): \(String(describing: result))")
             }
         }
+    }
+
+    @Test func truncatedJpegFileKeepsItsIcon() async throws {
+        let directory = TestImages.temporaryDirectory()
+        defer { TestImages.cleanUp(directory) }
+        let jpeg = try TestImages.photo(width: 400, height: 300).jpegData()
+        TestImages.write(jpeg.prefix(jpeg.count / 2), to: directory + "/half.jpg")
+        let thumbnailer = Thumbnailer()
+        let source = ThumbnailSource(taskKey: "half", filePath: directory + "/half.jpg")
+        await #expect(throws: ThumbnailError.self) { try await thumbnailer.thumbnail(for: source, targetHeight: 40) }
+        let shown = thumbnailer.requestThumbnail(for: source, targetHeight: 40) { _ in
+            Issue.record("a truncated JPEG has no thumbnail")
+        }
+        #expect(shown == thumbnailer.icons.icon(.image, height: 40))
+        #expect(thumbnailer.cachedThumbnail(for: source, targetHeight: 40) == nil)
     }
 
     @Test func truncatedPngFailsTyped() throws {

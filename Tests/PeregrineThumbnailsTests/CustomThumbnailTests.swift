@@ -93,6 +93,29 @@ import Testing
         #expect(second.customThumbnailIndex.entries.keys.sorted() == ["kept"])
     }
 
+    @Test func restoreNeverReachesOutsideItsDirectory() throws {
+        let directory = TestImages.temporaryDirectory()
+        defer { TestImages.cleanUp(directory) }
+        let victim = directory + "/victim.png"
+        TestImages.write(try TestImages.photo(width: 4, height: 4).pngData(), to: victim)
+        let inside = directory + "/custom"
+        try FileManager.default.createDirectory(atPath: inside, withIntermediateDirectories: true)
+        let thumbnailer = Thumbnailer(configuration: .init(customThumbnailDirectory: inside))
+        // A damaged or edited store names a file outside the directory.
+        var index = CustomThumbnailIndex()
+        for (task, name) in [("a", "../victim.png"), ("b", victim), ("c", ".."), ("d", "")] {
+            index.entries[task] = CustomThumbnailIndex.Entry(
+                fileName: name, width: 4, height: 4, pixelFormat: .rgb8, format: .png, contentIdentifier: "x")
+        }
+        #expect(thumbnailer.restoreCustomThumbnails(index) == ["a", "b", "c", "d"])
+        #expect(thumbnailer.removeCustomThumbnailForTask("a") == nil)
+        let directoryAccess = CustomThumbnailDirectory(path: inside)
+        directoryAccess.remove(index.entries["a"]!)
+        directoryAccess.remove(index.entries["b"]!)
+        #expect(throws: ThumbnailError.self) { try directoryAccess.read(index.entries["a"]!) }
+        #expect(FileManager.default.fileExists(atPath: victim))
+    }
+
     @Test func persistingWithoutADirectoryIsATypedError() throws {
         let thumbnailer = Thumbnailer()
         #expect(throws: ThumbnailError.self) {

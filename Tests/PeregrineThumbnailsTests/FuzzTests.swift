@@ -119,4 +119,56 @@ import Testing
             #expect((1...8).contains(structure.orientation.rawValue))
         }
     }
+
+    /// The disk cache's file parser reads files anyone could have damaged: mutated containers are
+    /// a miss (`nil`) or a thumbnail of the key asked for, never a crash or an out-of-bounds read.
+    @Test func mutatedDiskCacheFilesAreMissesNeverCrashes() throws {
+        let key = ThumbnailCacheKey(taskKey: "https://h/p.jpg", processorIdentifier: "p", targetHeight: 64)
+        let thumbnail = try ImageThumbnailProcessor().makeThumbnail(
+            fromImageData: [UInt8](try TestImages.photo(width: 96, height: 64).pngData()), targetHeight: 64)
+        let signature = SourceSignature(size: 1234, modificationTime: 5678)
+        let valid = [UInt8](ThumbnailFileContainer.encode(thumbnail, key: key, signature: signature))
+        #expect(ThumbnailFileContainer.decode(Data(valid), key: key, signature: signature) == thumbnail)
+        var random = SeededRandom(seed: 0xD15C)
+        var misses = 0
+        for _ in 0..<20_000 {
+            var bytes = valid
+            for _ in 0..<(1 + Int(random.next() % 4)) {
+                // Mostly the header (sizes, key length, key), sometimes anywhere.
+                let span = random.next() % 4 == 0 ? bytes.count : min(bytes.count, 80)
+                guard span > 0 else { break }
+                let position = Int(random.next() % UInt64(span))
+                switch random.next() % 3 {
+                case 0: bytes[position] = UInt8(truncatingIfNeeded: random.next())
+                case 1: bytes.removeSubrange(position...)
+                default: bytes[position] = [0x00, 0xFF, 0x7F, 0x80][Int(random.next() % 4)]
+                }
+            }
+            if let found = ThumbnailFileContainer.decode(Data(bytes), key: key, signature: nil) {
+                #expect(found.width > 0 && found.height > 0)
+                #expect(ImageFormat(sniffing: found.data) == found.format)
+            } else {
+                misses += 1
+            }
+        }
+        #expect(misses > 0)
+    }
+
+    /// The public entry point for pictures a user hands in (custom thumbnails): mutated PNGs and
+    /// JPEGs give a ``Thumbnail`` within the limits or a ``ThumbnailError``.
+    @Test func mutatedDataNeverCrashesThumbnailInit() throws {
+        let seeds = try Self.seeds()
+        var random = SeededRandom(seed: 0x7E57)
+        for run in 0..<1500 {
+            let input = Self.mutate(seeds[run % seeds.count], &random)
+            do {
+                let thumbnail = try Thumbnail(data: Data(input), limits: Self.limits)
+                #expect(thumbnail.width * thumbnail.height <= Self.limits.maximumDecodedPixels)
+            } catch is ThumbnailError {
+                continue
+            } catch {
+                Issue.record("untyped error \(error)")
+            }
+        }
+    }
 }

@@ -26,6 +26,32 @@ import Testing
         #expect(thumbnailer.cachedThumbnail(for: source, targetHeight: 97) == later)
     }
 
+    @Test func requestNeverWaitsForTheJob() async throws {
+        let directory = TestImages.temporaryDirectory()
+        defer { TestImages.cleanUp(directory) }
+        TestImages.write(try TestImages.photo(width: 200, height: 100).pngData(), to: directory + "/p.png")
+        let gated = GatedProcessor()
+        var configuration = Thumbnailer.Configuration()
+        configuration.imageProcessor = gated
+        let thumbnailer = Thumbnailer(configuration: configuration)
+        let source = ThumbnailSource(taskKey: "p", filePath: directory + "/p.png")
+        let handled = Locked<Thumbnail>()
+        let later = try await awaitValue { deliver in
+            // The job cannot finish before the gate opens, and the gate opens only after the
+            // request returned: a request that waited for its job would leave the gate shut
+            // until the processor gave up, and the processor would report that.
+            let shown = thumbnailer.requestThumbnail(for: source, targetHeight: 50) { thumbnail in
+                handled.set(thumbnail)
+                deliver(thumbnail)
+            }
+            #expect(shown == thumbnailer.icons.icon(.image, height: 50))
+            #expect(handled.value == nil, "the handler runs later, never inside the request")
+            gated.open()
+        }
+        #expect(gated.gaveUp.withLock { $0 } == false)
+        #expect(later.height == 50 && later.width == 100)
+    }
+
     @Test func heightFarOffIsRemade() async throws {
         let directory = TestImages.temporaryDirectory()
         defer { TestImages.cleanUp(directory) }
@@ -153,6 +179,23 @@ final class CountingProcessor: ThumbnailProcessor {
 
     func makeThumbnail(for source: ThumbnailSource, targetHeight: Int) throws -> Thumbnail {
         calls.withLock { $0 += 1 }
+        return try real.makeThumbnail(for: source, targetHeight: targetHeight)
+    }
+}
+
+/// A processor whose jobs wait until the test opens its gate (or give up after a long while and
+/// say so), to show that nothing waits for a job.
+final class GatedProcessor: ThumbnailProcessor {
+    let gate = DispatchSemaphore(value: 0)
+    let gaveUp = Mutex(false)
+    let real = ImageThumbnailProcessor()
+
+    var identifier: String { "test.gated" }
+
+    func open() { gate.signal() }
+
+    func makeThumbnail(for source: ThumbnailSource, targetHeight: Int) throws -> Thumbnail {
+        if gate.wait(timeout: .now() + 60) == .timedOut { gaveUp.withLock { $0 = true } }
         return try real.makeThumbnail(for: source, targetHeight: targetHeight)
     }
 }

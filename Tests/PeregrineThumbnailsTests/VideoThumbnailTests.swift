@@ -65,14 +65,14 @@ import Testing
         TestImages.write(Data("x".utf8), to: directory + "/clip.mp4")
         let extractor = VideoFrameExtractor(ffmpegPath: script, ffprobePath: script, timeout: 0.5)
         #expect(extractor.isAvailable)
-        let started = ContinuousClock.now
+        // No timing assertion (tests never assert on time): the code says the runner killed it;
+        // without the timeout, `sleep` would exit 0 after a minute and give `videoToolFailed`.
         do {
             _ = try extractor.frame(ofVideoAt: directory + "/clip.mp4", height: 40)
             Issue.record("a hung tool cannot produce a frame")
         } catch let error as ThumbnailError {
             #expect(error.code == .timedOut)
         }
-        #expect(ContinuousClock.now - started < .seconds(30))
     }
 
     @Test func withoutFFmpegVideosKeepTheirIcon() async throws {
