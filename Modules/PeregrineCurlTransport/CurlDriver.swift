@@ -174,7 +174,10 @@ final class CurlDriver: @unchecked Sendable {
         transfer.easy = easy
         transfer.sockets = sockets
         active[transfer.id] = transfer
-        configure(easy, for: transfer)
+        if let refused = configure(easy, for: transfer) {
+            finish(transfer, .failure(refused))
+            return
+        }
         configuration.logger.debug("start \(transfer.id) \(transfer.request.method.rawValue) \(transfer.request.url)")
         _ = curl_multi_add_handle(multi, easy)
     }
@@ -206,7 +209,10 @@ final class CurlDriver: @unchecked Sendable {
                 finish(transfer, .failure(Self.cancelled(transfer, because: "cancelled by the caller")))
                 return
             }
-            configureHop(easy, for: transfer)
+            if let refused = configureHop(easy, for: transfer) {
+                finish(transfer, .failure(refused))
+                return
+            }
             _ = curl_multi_add_handle(multi, easy)
         } else {
             finish(transfer, transfer.outcomeOfCleanFinish())
@@ -233,7 +239,9 @@ final class CurlDriver: @unchecked Sendable {
 
     // MARK: Options
 
-    private func configure(_ easy: UnsafeMutableRawPointer, for transfer: CurlTransfer) {
+    /// Sets every option of a transfer; returns the error that ends it before it starts when
+    /// its trust policy cannot be applied.
+    private func configure(_ easy: UnsafeMutableRawPointer, for transfer: CurlTransfer) -> TransportError? {
         let request = transfer.request
         let user = Unmanaged.passUnretained(transfer).toOpaque()
         _ = peregrine_easy_setopt_pointer(easy, CURLOPT_PRIVATE, user)
@@ -297,7 +305,7 @@ final class CurlDriver: @unchecked Sendable {
             return 0
         }
         _ = peregrine_easy_setopt_pointer(easy, CURLOPT_DEBUGDATA, user)
-        configureHop(easy, for: transfer)
+        return configureHop(easy, for: transfer)
     }
 
     /// Sets what changes from one hop to the next: the URL, the method, the headers and the trust
@@ -305,9 +313,11 @@ final class CurlDriver: @unchecked Sendable {
     ///
     /// Runs before the handle is (re)added to the multi handle, so a redirect target is checked
     /// under its own host's policy from its first connection on.
-    private func configureHop(_ easy: UnsafeMutableRawPointer, for transfer: CurlTransfer) {
+    private func configureHop(_ easy: UnsafeMutableRawPointer, for transfer: CurlTransfer) -> TransportError? {
         let hop = transfer.hop
-        applyTrust(transfer.request.trust(for: hop), for: hop, to: easy)
+        if let refused = applyTrust(transfer.request.trust(for: hop), for: hop, to: easy) {
+            return TransportError(.tls, "\(refused); the transfer was not started", url: hop.string)
+        }
         _ = peregrine_easy_setopt_string(easy, CURLOPT_URL, hop.string)
         if transfer.request.method == .head {
             _ = peregrine_easy_setopt_long(easy, CURLOPT_NOBODY, 1)
@@ -315,17 +325,34 @@ final class CurlDriver: @unchecked Sendable {
             _ = peregrine_easy_setopt_long(easy, CURLOPT_HTTPGET, 1)
         }
         _ = peregrine_easy_setopt_pointer(easy, CURLOPT_HTTPHEADER, transfer.makeHeaderList())
+        return nil
     }
 
     /// Sets every trust option, those the policy leaves alone back to libcurl's defaults: the easy
     /// handle keeps its options from one hop to the next, and the previous hop may have been to
     /// another host with its own CA file, pins or `insecure` opt-out.
-    private func applyTrust(_ trust: TrustPolicy, for hop: DownloadURL, to easy: UnsafeMutableRawPointer) {
+    ///
+    /// Fails closed: returns what went wrong when libcurl refuses an option that makes the check
+    /// stricter (a CA file, pins — e.g. a libcurl built without pinning), so that such a transfer
+    /// never runs with weaker checks than its policy asks for.
+    private func applyTrust(_ trust: TrustPolicy, for hop: DownloadURL, to easy: UnsafeMutableRawPointer) -> String? {
         if trust.isInsecure {
             configuration.logger.warning("TLS certificate checks are off for \(hop.host) (insecure trust policy)")
         }
-        _ = peregrine_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, trust.isInsecure ? 0 : 1)
-        _ = peregrine_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, trust.isInsecure ? 0 : 2)
+        func refused(_ code: CURLcode, _ what: String) -> String? {
+            code == CURLE_OK
+                ? nil : "libcurl refused \(what) for \(hop.host): \(String(cString: curl_easy_strerror(code)))"
+        }
+        if let error = refused(
+            peregrine_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, trust.isInsecure ? 0 : 1), "certificate checks")
+        {
+            return error
+        }
+        if let error = refused(
+            peregrine_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, trust.isInsecure ? 0 : 2), "host name checks")
+        {
+            return error
+        }
         switch trust.authorities {
         case .system:
             let defaults = CurlLibrary.defaultAuthorities
@@ -333,15 +360,19 @@ final class CurlDriver: @unchecked Sendable {
             _ = peregrine_easy_setopt_string(easy, CURLOPT_CAPATH, defaults.directory)
         case .file(let path):
             // Only this file: no system directory beside it.
-            _ = peregrine_easy_setopt_string(easy, CURLOPT_CAINFO, path)
+            if let error = refused(peregrine_easy_setopt_string(easy, CURLOPT_CAINFO, path), "the CA file \(path)") {
+                return error
+            }
             _ = peregrine_easy_setopt_pointer(easy, CURLOPT_CAPATH, nil)
         }
         if trust.isInsecure || trust.pinnedPublicKeySHA256.isEmpty {
             _ = peregrine_easy_setopt_pointer(easy, CURLOPT_PINNEDPUBLICKEY, nil)
         } else {
             let pins = trust.pinnedPublicKeySHA256.map { $0.hasPrefix("sha256//") ? $0 : "sha256//\($0)" }
-            _ = peregrine_easy_setopt_string(easy, CURLOPT_PINNEDPUBLICKEY, pins.joined(separator: ";"))
+            let code = peregrine_easy_setopt_string(easy, CURLOPT_PINNEDPUBLICKEY, pins.joined(separator: ";"))
+            if let error = refused(code, "public-key pinning") { return error }
         }
+        return nil
     }
 
     private static func cancelled(_ transfer: CurlTransfer, because reason: String) -> TransportError {

@@ -24,6 +24,10 @@
 /// 10. Make ``pause(_:)``, ``resume(_:)`` and ``cancel(_:)`` safe from any thread, including from
 ///    inside the event handler; a cancelled transfer completes with ``TransportError/Code/cancelled``
 ///    and writes nothing more to its sink. Calls naming a finished or unknown transfer do nothing.
+/// 11. If it checks TLS certificates, check each hop under ``TransferRequest/trust(for:)`` for
+///    that hop — a redirect to another host gets that host's policy, and nothing of the previous
+///    hop's (its CA file, pins, `insecure` opt-out) — and fail closed with
+///    ``TransportError/Code/tls`` when a policy cannot be applied.
 ///
 /// The conformance suite in `Tests/TransportConformance` checks these rules on every backend.
 public protocol Transport: Sendable {
