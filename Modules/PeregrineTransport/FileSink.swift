@@ -12,7 +12,9 @@ import Synchronization
 /// A sink that writes a file with `pwrite`, batching small writes, and writing large files with
 /// direct I/O on a background queue so that receiving and writing overlap.
 ///
-/// Writes at contiguous offsets collect in one of two buffers allocated once. Until the file
+/// Writes at contiguous offsets collect in one of two buffers: 64 KiB ones at first, replaced
+/// once by buffers of ``Options/bufferCapacity`` when the file outgrows them, so that a small
+/// file never costs megabytes of memory (or an `mmap` and page faults). Until the file
 /// reaches ``Options/backgroundThreshold`` a full buffer is written at once, on the caller's
 /// thread, through the page cache — small files cost no thread and no extra latency. Past it,
 /// a full buffer goes to a serial background queue while the other buffer fills, and its
@@ -53,7 +55,10 @@ public final class FileSink: TransferSink, @unchecked Sendable {
     private var descriptor: Int32
     private var directDescriptor: Int32 = -1
     private var triedDirectIO = false
-    private let buffers: [UnsafeMutableRawBufferPointer]
+    /// The two buffers: small ones (``initialCapacity``) until the file outgrows them, then two
+    /// of ``Options/bufferCapacity``, so that thousands of small files never touch megabytes.
+    private var buffers: [UnsafeMutableRawBufferPointer]
+    private var hasFullBuffers: Bool
     private var current = 0
     /// File offset of the first buffered byte; the byte sits at `buffer + batchStart % 4096`.
     private var batchStart: Int64 = 0
@@ -77,11 +82,37 @@ public final class FileSink: TransferSink, @unchecked Sendable {
         self.path = path
         self.options = options
         descriptor = fd
-        let capacity = max((options.bufferCapacity + Self.block - 1) / Self.block, 2) * Self.block
+        let capacity = min(Self.fullCapacity(options), Self.initialCapacity)
+        hasFullBuffers = capacity == Self.fullCapacity(options)
         buffers = [
             .allocate(byteCount: capacity, alignment: Self.block),
             .allocate(byteCount: capacity, alignment: Self.block),
         ]
+    }
+
+    /// The size of the buffers a file starts with (below `malloc`'s `mmap` threshold).
+    static let initialCapacity = 64 << 10
+
+    /// The size of each buffer once the file outgrew the initial ones.
+    private static func fullCapacity(_ options: Options) -> Int {
+        max((options.bufferCapacity + block - 1) / block, 2) * block
+    }
+
+    /// Moves to full-size buffers, carrying what is buffered over. Only before any background
+    /// write (none can hold a buffer then); a file that started background writing keeps its
+    /// buffers.
+    private func growBuffers() {
+        guard !hasFullBuffers, queue == nil else { return }
+        hasFullBuffers = true
+        let capacity = Self.fullCapacity(options)
+        let grown: [UnsafeMutableRawBufferPointer] = [
+            .allocate(byteCount: capacity, alignment: Self.block),
+            .allocate(byteCount: capacity, alignment: Self.block),
+        ]
+        let held = Int(batchStart % Int64(Self.block)) + bufferedCount
+        if held > 0 { grown[current].baseAddress!.copyMemory(from: buffers[current].baseAddress!, byteCount: held) }
+        for buffer in buffers { buffer.deallocate() }
+        buffers = grown
     }
 
     deinit {
@@ -107,6 +138,7 @@ public final class FileSink: TransferSink, @unchecked Sendable {
         while !remaining.isEmpty {
             if bufferedCount == 0 { batchStart = offset }
             let lead = Int(batchStart % Int64(Self.block))
+            if !hasFullBuffers, lead + bufferedCount + remaining.count >= buffers[current].count { growBuffers() }
             let room = buffers[current].count - lead - bufferedCount
             let count = min(room, remaining.count)
             (buffers[current].baseAddress! + lead + bufferedCount).copyMemory(
