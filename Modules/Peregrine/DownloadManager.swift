@@ -188,7 +188,7 @@ public final class DownloadManager: Sendable {
             hiddenFileExtension: configuration.hiddenFileExtension, conflictPolicy: configuration.conflictPolicy,
             checkpoint: configuration.checkpoint, clock: configuration.clock,
             requestAdapter: configuration.requestAdapter, retryPolicy: configuration.retryPolicy,
-            verifier: configuration.verifier, recordObserver: core,
+            verifier: configuration.verifier, recordObserver: core, eventObserver: core,
             fileKindClassifier: configuration.thumbnails.classifier.classify, logger: configuration.logger,
             verifiesChecksums: configuration.verifiesChecksums, verificationRetry: configuration.verificationRetry)
         do {
@@ -196,12 +196,6 @@ public final class DownloadManager: Sendable {
                 transport: configuration.transport ?? CurlTransport(), configuration: engineConfiguration)
         } catch {
             throw DownloadManagerError(.directoryUnavailable, "\(error)")
-        }
-
-        // Forward the engine's events (subscribed before the restore, so its events are seen).
-        let stream = engine.events()
-        Task { [core] in
-            for await event in stream { core.forward(event) }
         }
 
         // Tasks back into the engine; the crash repair is the engine's.
@@ -473,29 +467,35 @@ public final class DownloadManager: Sendable {
 }
 
 extension ManagerCore {
-    /// Passes an engine event on to subscribers and task handles.
+    /// Passes an engine event on to subscribers, or parks it; returns the task handles to pass
+    /// it to after the locks.
     ///
     /// The engine announces a change before it hands the record to the store, so a `finished`
     /// or `failed` event (and those after it, to keep their order) waits until the record of the
     /// task is recorded: whoever reacts to the end of a task — and exits, say — finds it saved.
-    func forward(_ event: EngineEvent) {
+    func forward(_ event: EngineEvent, _ state: inout ManagerState) -> [(DownloadTaskHandle, EngineEvent)] {
         let url = event.urlString
-        let handles = state.withLock { state -> [(DownloadTaskHandle, EngineEvent)] in
-            var ending: Int?
-            switch event {
-            case .finished, .failed:
-                state.announcedEndings[url, default: 0] += 1
-                ending = state.announcedEndings[url]
-            default:
-                ending = nil
-            }
-            if state.parkedEvents[url] != nil || (ending ?? 0) > (state.recordedEndings[url] ?? 0) {
-                state.parkedEvents[url, default: []].append((event, ending))
-                return []
-            }
-            return publish(event, &state)
+        var ending: Int?
+        switch event {
+        case .finished, .failed:
+            state.announcedEndings[url, default: 0] += 1
+            ending = state.announcedEndings[url]
+        default:
+            ending = nil
         }
-        for (handle, event) in handles { handle.deliver(event) }
+        if state.parkedEvents[url] != nil || (ending ?? 0) > (state.recordedEndings[url] ?? 0) {
+            state.parkedEvents[url, default: []].append((event, ending))
+            return []
+        }
+        return publish(event, &state)
+    }
+
+    /// The engine's events, as they happen (under the engine's lock): published to the
+    /// subscribers at once, in the engine's order; the task handles' closures run after.
+    func engineDidEmit(_ events: [EngineEvent]) -> (@Sendable () -> Void)? {
+        let handles = state.withLock { state in events.flatMap { forward($0, &state) } }
+        guard !handles.isEmpty else { return nil }
+        return { for (handle, event) in handles { handle.deliver(event) } }
     }
 
     /// Hands an event to the subscribers (under the lock, so that events keep their order across

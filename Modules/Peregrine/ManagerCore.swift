@@ -44,12 +44,14 @@ struct ManagerState {
     var recordedEndings: [String: Int] = [:]
 }
 
-/// The part of a manager the engine calls back into (as its ``TaskRecordObserver``) and the
-/// event forwarder uses: the lock-protected state, the store and the event broadcaster.
+/// The part of a manager the engine calls back into — as its ``TaskRecordObserver`` (records,
+/// outside the engine's lock) and its ``EngineEventObserver`` (events, under the engine's lock)
+/// — with the lock-protected state, the store and the event broadcaster.
 ///
-/// Lock order: the manager never calls the engine while holding ``state``'s lock, so that the
-/// engine's synchronous record callbacks (which take it) can never deadlock.
-final class ManagerCore: TaskRecordObserver {
+/// Lock order: the engine's lock, then ``state``'s. The manager never calls the engine while
+/// holding ``state``'s lock, so the engine's synchronous callbacks, which take it, can never
+/// deadlock; and the application's closures (task handles, handlers) never run under either.
+final class ManagerCore: TaskRecordObserver, EngineEventObserver {
     let identifier: String
     let state: Mutex<ManagerState>
     let store: any TaskStore

@@ -149,6 +149,11 @@ public final class DownloadEngine: Sendable {
             let result = body(&state, &effects)
             finish(&state, &effects)
             broadcaster.yield(effects.events)
+            if !effects.events.isEmpty, let observer = configuration.eventObserver,
+                let afterwards = observer.engineDidEmit(effects.events)
+            {
+                effects.callbacks.append(afterwards)
+            }
             return (result, effects)
         }
         run(effects)

@@ -51,6 +51,9 @@ extension DownloadEngine {
         public var verificationRetry: VerificationRetryPolicy
         /// Receives every change of the task records (a store); nil for none.
         public var recordObserver: (any TaskRecordObserver)?
+        /// Receives every event synchronously, in order (a facade); nil for none. The
+        /// ``DownloadEngine/events()`` sequences get them either way.
+        public var eventObserver: (any EngineEventObserver)?
         /// Classifies files; ``FileKind/other`` for every file by default.
         public var fileKindClassifier: FileKindClassifier
         /// Where the engine logs.
@@ -73,6 +76,7 @@ extension DownloadEngine {
             retryPolicy: (any RetryPolicy)? = nil,
             verifier: (any TaskFileVerifier)? = nil,
             recordObserver: (any TaskRecordObserver)? = nil,
+            eventObserver: (any EngineEventObserver)? = nil,
             fileKindClassifier: @escaping FileKindClassifier = { _, _ in .other },
             logger: Logger = Logger(label: "peregrine.engine"),
             verifiesChecksums: Bool = true,
@@ -95,6 +99,7 @@ extension DownloadEngine {
             self.retryPolicy = retryPolicy
             self.verifier = verifier
             self.recordObserver = recordObserver
+            self.eventObserver = eventObserver
             self.fileKindClassifier = fileKindClassifier
             self.logger = logger
         }

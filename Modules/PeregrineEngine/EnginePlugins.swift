@@ -83,6 +83,18 @@ public protocol TaskRecordObserver: Sendable {
     func engineDidChange(_ changes: [TaskRecordChange])
 }
 
+/// Receives the engine's events as they happen, in order, without the hop through an
+/// `AsyncStream` that ``DownloadEngine/events()`` takes: the seam a facade forwards through.
+///
+/// Called under the engine's lock — that is what keeps the order across threads — so it must be
+/// quick, must not block and must not call the engine. Whatever else it has to do (call an
+/// application's handlers, say) it returns as a closure, which the engine runs on the same
+/// thread after releasing its lock.
+public protocol EngineEventObserver: Sendable {
+    /// Events happened, in this order; returns what to run once the engine's lock is released.
+    func engineDidEmit(_ events: [EngineEvent]) -> (@Sendable () -> Void)?
+}
+
 /// Says what kind of file a task downloads: the seam where the thumbnails module's
 /// classification plugs in. The default answers ``FileKind/other``.
 public typealias FileKindClassifier = @Sendable (_ fileName: String, _ mimeType: String?) -> FileKind

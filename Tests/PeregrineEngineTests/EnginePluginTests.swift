@@ -177,4 +177,41 @@ struct EnginePluginTests {
         #expect(h.bytes(of: "r.bin") == body.allBytes)
         #expect(h.ranges("/r.bin") == ["bytes=8000- \"r\""])
     }
+
+    /// Sees every event synchronously, in order; its afterwards closures ask the engine about
+    /// the task, which would trap ("recursive call to lock") if they ran under the engine's lock.
+    final class EventLogObserver: EngineEventObserver, @unchecked Sendable {
+        let events = Locked<[EngineEvent]>([])
+        let statesAfterwards = Locked<[DownloadState]>([])
+        weak var engine: DownloadEngine?
+
+        func engineDidEmit(_ events: [EngineEvent]) -> (@Sendable () -> Void)? {
+            self.events.withLock { $0 += events }
+            guard let url = events.last?.urlString else { return nil }
+            return { [self] in
+                if let state = engine?.state(ofTask: url) { statesAfterwards.withLock { $0.append(state) } }
+            }
+        }
+    }
+
+    @Test func anEventObserverSeesEveryEventAtOnceAndActsAfterTheLock() async throws {
+        let observer = EventLogObserver()
+        let h = try EngineHarness { $0.eventObserver = observer }
+        observer.engine = h.engine
+        let stream = EventRecorder(h.engine)
+        let body = MockBody.generated(seed: 9, count: 3000)
+        h.server.setRoute(.file(body), for: "/o.bin")
+        let url = h.url("/o.bin")
+        h.engine.download([url])
+        // Synchronous: the addition is seen before `download` returns.
+        #expect(observer.events.withLock { $0.first } == .added(url))
+        h.runUntilIdle()
+        #expect(h.engine.state(ofTask: url) == .finished)
+        let seen = observer.events.withLock { $0 }
+        #expect(seen.last.map { if case .finished = $0 { true } else { false } } == true, "\(seen)")
+        // The same events, in the same order, as a subscriber of events() gets.
+        let streamed = await stream.wait(for: url, count: seen.count)
+        #expect(streamed == seen)
+        #expect(!observer.statesAfterwards.withLock { $0 }.isEmpty)
+    }
 }
