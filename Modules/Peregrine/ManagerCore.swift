@@ -67,7 +67,10 @@ final class ManagerCore: TaskRecordObserver, EngineEventObserver {
 
     /// What a file's kind depends on.
     struct KindKey: Hashable {
-        var name: String
+        /// The record's file name and preferred file name: the URL's name is used only when both
+        /// are nil, and the URL is the cache's key.
+        var fileName: String?
+        var preferredFileName: String?
         var mimeType: String?
     }
 
@@ -330,11 +333,14 @@ final class ManagerCore: TaskRecordObserver, EngineEventObserver {
         return String(path[path.index(after: slash)...])
     }
 
-    /// The kind of a task's file, classified once per file name and MIME type.
+    /// The kind of a task's file, classified once per file name and MIME type. A cache hit
+    /// compares the record's fields with the cached ones (equal strings sharing storage compare
+    /// in O(1)) without building the name the classification used.
     func kind(_ record: DownloadTaskRecord) -> FileKind {
-        let name = record.fileName ?? record.preferredFileName ?? Self.nameInURL(record.urlString)
-        let key = KindKey(name: name, mimeType: record.mimeType)
+        let key = KindKey(
+            fileName: record.fileName, preferredFileName: record.preferredFileName, mimeType: record.mimeType)
         if let known = kinds.withLock({ $0[record.urlString] }), known.key == key { return known.kind }
+        let name = record.fileName ?? record.preferredFileName ?? Self.nameInURL(record.urlString)
         let kind = classifier.fileType(ofFileNamed: name, mimeType: record.mimeType)
         kinds.withLock { $0[record.urlString] = (key, kind) }
         return kind

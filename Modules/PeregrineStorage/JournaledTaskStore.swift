@@ -25,6 +25,11 @@ import Synchronization
 package final class JournaledTaskStore<Format: StoreFormat>: TaskStore {
     private struct Journal {
         var buffer: [UInt8] = []
+        /// Non-durable changes (a `downloading` task's progress) not encoded yet, in order, at
+        /// most one per task: a newer one takes an older one's place. Encoded into ``buffer``
+        /// before anything is written, so that the journal keeps the order of the changes.
+        var pending: [StoreChange] = []
+        var pendingIndex: [String: Int] = [:]
         var descriptor: Int32 = -1
         var segment: Int64
         var goodLength = 0
@@ -151,22 +156,36 @@ package final class JournaledTaskStore<Format: StoreFormat>: TaskStore {
 
     /// Appends changes to the buffer, writing it to the journal file when one of them is
     /// durable; returns the write sequence to sync up to then, nil otherwise.
+    ///
+    /// Progress is coalesced: a task's `downloading` record replaces the one still waiting for
+    /// the flush, so a task that reports progress many times a second costs one journal entry per
+    /// flush, and no encoding until then.
     private func append(_ changes: [StoreChange]) throws(StoreError) -> UInt64? {
         guard !changes.isEmpty else { return nil }
+        let durable = changes.contains { $0.isDurable }
         var bytes: [UInt8] = []
-        var scratch: [UInt8] = []
-        var durable = false
-        for change in changes {
-            frame(StoreRecordCoding.node(change), into: &bytes, scratch: &scratch)
-            durable = durable || change.isDurable
+        if durable {
+            var scratch: [UInt8] = []
+            for change in changes { frame(StoreRecordCoding.node(change), into: &bytes, scratch: &scratch) }
         }
         return try state.withLock { journal throws(StoreError) -> UInt64? in
             try checkOpen(journal)
-            journal.buffer.append(contentsOf: bytes)
-            journal.journalEntries += changes.count
             if durable {
+                encodePending(&journal)
+                journal.buffer.append(contentsOf: bytes)
+                journal.journalEntries += changes.count
                 try writeBuffer(&journal)
                 return journal.writtenSequence
+            }
+            for change in changes {
+                guard case .putTask(let task) = change else { continue }  // only progress is not durable
+                if let index = journal.pendingIndex[task.urlString] {
+                    journal.pending[index] = change
+                } else {
+                    journal.pendingIndex[task.urlString] = journal.pending.count
+                    journal.pending.append(change)
+                    journal.journalEntries += 1
+                }
             }
             if !journal.flushScheduled {
                 journal.flushScheduled = true
@@ -174,6 +193,17 @@ package final class JournaledTaskStore<Format: StoreFormat>: TaskStore {
             }
             return nil
         }
+    }
+
+    /// Encodes the waiting progress into the buffer, in order.
+    private func encodePending(_ journal: inout Journal) {
+        guard !journal.pending.isEmpty else { return }
+        var scratch: [UInt8] = []
+        for change in journal.pending {
+            frame(StoreRecordCoding.node(change), into: &journal.buffer, scratch: &scratch)
+        }
+        journal.pending.removeAll(keepingCapacity: true)
+        journal.pendingIndex.removeAll(keepingCapacity: true)
     }
 
     package func save() throws(StoreError) {
@@ -239,6 +269,7 @@ package final class JournaledTaskStore<Format: StoreFormat>: TaskStore {
     /// Writes the buffer to the current segment (creating it), all or nothing: a failed write
     /// is cut off again, so that the segment never holds a partial entry before later ones.
     private func writeBuffer(_ journal: inout Journal) throws(StoreError) {
+        encodePending(&journal)
         guard !journal.buffer.isEmpty else { return }
         if journal.descriptor < 0 { try openSegment(&journal) }
         let path = segmentPath(journal.segment)

@@ -538,4 +538,32 @@ import Testing
             #expect(called.value.withLock { $0 } == 1)
         }
     }
+
+    @Test(arguments: StoreBackend.allCases)
+    func progressOfATaskIsCoalescedBetweenFlushesInOrder(_ backend: StoreBackend) async throws {
+        try await withTemporaryDirectory { root in
+            let store = try backend.open(root, flushDelay: .seconds(3600))
+            let entries = backend.journaled(store).compactedEntries
+            try store.record([.putTask(StoreFixtures.task(1)), .putTask(StoreFixtures.task(2))])
+            let before = entries()
+            for received in 1...100 {
+                try store.record([.putTask(StoreFixtures.task(1, state: .downloading, received: Int64(received)))])
+                try store.record([.putTask(StoreFixtures.task(2, state: .downloading, received: Int64(received * 2)))])
+            }
+            #expect(entries() == before + 2, "one waiting entry per task")
+            // A durable change writes the waiting progress first, then itself: task 2 ends stopped.
+            try store.record([.putTask(StoreFixtures.task(2, state: .stopped, received: 150))])
+            // Progress after it waits again, and a crash (no save) loses only that.
+            try store.record([.putTask(StoreFixtures.task(1, state: .downloading, received: 500))])
+            let scratch = root + "-crash"
+            defer { try? FileManager.default.removeItem(atPath: scratch) }
+            let crashed = try loadAfterCrash(backend, root: root, scratch: scratch)
+            #expect(crashed.tasks.map(\.receivedLength) == [100, 150])
+            #expect(crashed.tasks.map(\.state) == [.downloading, .stopped])
+            try store.save()
+            let saved = try loadAfterCrash(backend, root: root, scratch: scratch)
+            #expect(saved.tasks.map(\.receivedLength) == [500, 150])
+            try store.close()
+        }
+    }
 }
