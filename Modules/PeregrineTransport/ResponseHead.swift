@@ -5,7 +5,11 @@ public struct ResponseHead: Sendable, Hashable {
     /// The HTTP status code.
     public var status: Int
     /// The response headers, in order.
-    public var headers: HTTPHeaders
+    public var headers: HTTPHeaders {
+        didSet { parsedContentLength = Self.contentLength(in: headers) }
+    }
+    /// `Content-Length`, parsed once per change of the headers: engines read it many times.
+    private var parsedContentLength: Int64?
     /// The URL that answered, after redirects.
     public var effectiveURL: String
     /// The HTTP version, e.g. "1.1" or "2".
@@ -15,12 +19,15 @@ public struct ResponseHead: Sendable, Hashable {
     public init(status: Int, headers: HTTPHeaders, effectiveURL: String, httpVersion: String = "1.1") {
         self.status = status
         self.headers = headers
+        parsedContentLength = Self.contentLength(in: headers)
         self.effectiveURL = effectiveURL
         self.httpVersion = httpVersion
     }
 
     /// `Content-Length`, when present and valid; for a 206, the length of the range.
-    public var contentLength: Int64? {
+    public var contentLength: Int64? { parsedContentLength }
+
+    private static func contentLength(in headers: HTTPHeaders) -> Int64? {
         headers["Content-Length"].flatMap { Int64(decimalDigits: $0.trimmed) }
     }
 

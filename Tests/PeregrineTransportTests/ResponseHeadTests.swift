@@ -82,4 +82,16 @@ struct ResponseHeadTests {
         for status in [200, 201, 204, 206, 299] { #expect(Self.head(status, []).isSuccess) }
         for status in [100, 199, 300, 304, 404, 416, 500] { #expect(!Self.head(status, []).isSuccess) }
     }
+
+    @Test func contentLengthFollowsChangedHeaders() {
+        var head = Self.head([("Content-Length", "5")])
+        #expect(head.contentLength == 5)
+        head.headers.replaceOrAdd(name: "content-length", value: "12")
+        #expect(head.contentLength == 12)
+        #expect(head.completeLength == 12)
+        head.headers.remove(name: "Content-Length")
+        #expect(head.contentLength == nil)
+        head.headers = HTTPHeaders([("Content-Length", "7")])
+        #expect(head.contentLength == 7)
+    }
 }
