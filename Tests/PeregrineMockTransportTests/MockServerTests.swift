@@ -63,4 +63,14 @@ struct MockServerTests {
         #expect(request.host == "::1")
         #expect(MockRequest(method: "GET", url: "http://m").path == "/")
     }
+
+    @Test func pathAndHostFollowAChangedURL() {
+        var request = MockRequest(method: "GET", url: "http://A.test/one?q=1")
+        #expect(request.path == "/one")
+        #expect(request.host == "a.test")
+        request.url = "http://B.test:81/two/three"
+        #expect(request.path == "/two/three")
+        #expect(request.host == "b.test")
+        #expect(request == MockRequest(method: "GET", url: "http://B.test:81/two/three"))
+    }
 }
