@@ -88,6 +88,8 @@ struct QueueCommand: AsyncParsableCommand {
 
         func execute() async throws {
             let manager = try options.manager(maxDownloadCount: parallel)
+            // The store keeps the limit of the last run; this run's flag wins.
+            manager.maxDownloadCount = parallel
             for url in manager.restoredAfterForcedQuit {
                 say("recovered \(url): \(describe(manager.downloadState(ofTask: url)))")
             }

@@ -90,9 +90,22 @@ final class ManagerCore: TaskRecordObserver, EngineEventObserver {
     // MARK: The engine's records
 
     func engineDidChange(_ changes: [TaskRecordChange]) {
+        record(changes, engineWaits: nil)
+    }
+
+    func engineDidChange(_ changes: [TaskRecordChange], whenDurable: @escaping @Sendable () -> Void) {
+        record(changes, engineWaits: whenDurable)
+    }
+
+    /// Turns record changes into store changes and list updates. `engineWaits`, when given, runs
+    /// once the changes are synced (the engine removes placed files' temporary names then).
+    private func record(_ changes: [TaskRecordChange], engineWaits: (@Sendable () -> Void)?) {
         // Endings (finished, failed) written to the journal here count as recorded once synced:
         // their events wait for the store's group commit, off this thread.
         var endings: [String: Int] = [:]
+        // A store may call back at once, on this thread and under the state lock: the gate turns
+        // that into counting the endings there, and into calling the engine after the lock.
+        let gate = Mutex((returned: false, calledEarly: false, durableEarly: false))
         let handles = state.withLock { state -> [(DownloadTaskHandle, EngineEvent)] in
             var storeChanges: [StoreChange] = []
             var events: [DownloadManagerEvent] = []
@@ -150,20 +163,26 @@ final class ManagerCore: TaskRecordObserver, EngineEventObserver {
             for key in touchedLists.sorted() {
                 if let list = state.lists[key] { storeChanges.append(.putList(storedList(key, list, state))) }
             }
-            if endings.isEmpty {
+            if endings.isEmpty, engineWaits == nil {
                 record(storeChanges)
             } else {
-                // A store may call back at once, on this thread and under this lock: the gate
-                // turns that into counting the endings here.
                 let recorded = endings
-                let gate = Mutex((returned: false, calledEarly: false))
                 let written = record(storeChanges) { [weak self] error in
                     if let error { self?.storeFailed(error) }
                     let early = gate.withLock { gate in
                         gate.calledEarly = !gate.returned
+                        gate.durableEarly = gate.calledEarly && error == nil
                         return gate.calledEarly
                     }
-                    if !early { self?.endingsRecorded(recorded) }
+                    guard !early else { return }
+                    // The temporary names go before the endings are announced: a program that
+                    // exits on them leaves no hidden file. A failed sync leaves the names, and a
+                    // restart adopts their files.
+                    if error == nil, let engineWaits {
+                        KillPoint.reach("manager.durable")
+                        engineWaits()
+                    }
+                    self?.endingsRecorded(recorded)
                 }
                 let calledEarly = gate.withLock { gate in
                     gate.returned = true
@@ -177,6 +196,10 @@ final class ManagerCore: TaskRecordObserver, EngineEventObserver {
             }
             broadcaster.yield(events)
             return released.flatMap { publish($0, &state) }
+        }
+        if let engineWaits, gate.withLock({ $0.durableEarly }) {
+            KillPoint.reach("manager.durable")
+            engineWaits()
         }
         for (handle, event) in handles { handle.deliver(event) }
     }

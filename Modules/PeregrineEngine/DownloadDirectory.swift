@@ -103,8 +103,11 @@ public struct DownloadDirectory: Sendable, Hashable, CustomStringConvertible {
 
     /// The outcome of placing a finished file.
     enum Placement: Sendable, Hashable {
-        /// The file is in place under this name.
-        case placed(String)
+        /// The file is in place under `name`. When `keptTemporary` is true the temporary name
+        /// is still a hard link to the same file: the caller removes it (with
+        /// ``removeLeftoverLink(_:of:)``) once the task's record says where the file went, so
+        /// that a process killed in between finds the placed file from its temporary name.
+        case placed(String, keptTemporary: Bool)
         /// The name is taken and the policy is ``FileConflictPolicy/skip``; nothing moved.
         case skipped
     }
@@ -112,10 +115,12 @@ public struct DownloadDirectory: Sendable, Hashable, CustomStringConvertible {
     /// Moves the temporary file `temporary` (or, when nil, a new empty file) to `name`,
     /// following `policy` when the name is taken.
     ///
-    /// ``FileConflictPolicy/rename`` never replaces anything: it links the file under the first
-    /// free name (`link` fails on an existing name, so two processes cannot race to it) and then
-    /// unlinks the temporary name. `counters` remembers the last number used per name, so a
-    /// thousand files of the same name cost no quadratic search.
+    /// ``FileConflictPolicy/rename`` and ``FileConflictPolicy/skip`` never replace anything:
+    /// the file is linked under the first free name (`link` fails on an existing name, so two
+    /// threads or processes cannot both claim it) and the temporary name stays a second link
+    /// to it until the caller removes it. On a file system without hard links the file is
+    /// renamed with `RENAME_NOREPLACE`, which is just as exclusive. `counters` remembers the last
+    /// number used per name, so a thousand files of the same name cost no quadratic search.
     func place(
         temporary: String?, as name: String, policy: FileConflictPolicy, counters: inout [String: Int]
     ) throws(FailureReason) -> Placement {
@@ -130,53 +135,124 @@ public struct DownloadDirectory: Sendable, Hashable, CustomStringConvertible {
                 try createEmpty(source)
             }
             try move(source, to: name)
-            return .placed(name)
+            return .placed(name, keptTemporary: false)
         case .skip:
             if exists(name) { return .skipped }
-            return try placeExclusively(temporary: temporary, as: name) ? .placed(name) : .skipped
+            return try placeExclusively(temporary: temporary, as: name).map { .placed(name, keptTemporary: $0) }
+                ?? .skipped
         case .rename:
-            if try placeExclusively(temporary: temporary, as: name) { return .placed(name) }
+            if let kept = try placeExclusively(temporary: temporary, as: name) {
+                return .placed(name, keptTemporary: kept)
+            }
             let parts = FileNameParts(name)
             var number = counters[name] ?? 0
             while true {
                 number += 1
                 let candidate = parts.numbered(number)
-                if try placeExclusively(temporary: temporary, as: candidate) {
+                if let kept = try placeExclusively(temporary: temporary, as: candidate) {
                     counters[name] = number
-                    return .placed(candidate)
+                    return .placed(candidate, keptTemporary: kept)
                 }
                 if number > 1_000_000 { throw FailureReason(.fileSystem, message: "no free name for \(name)") }
             }
         }
     }
 
-    /// Puts the file under `name` unless that name exists; false when it does.
-    private func placeExclusively(temporary: String?, as name: String) throws(FailureReason) -> Bool {
+    /// Puts the file under `name` unless that name exists: nil when it does, else whether the
+    /// temporary name is still a link to the placed file.
+    private func placeExclusively(temporary: String?, as name: String) throws(FailureReason) -> Bool? {
         guard let target = location(of: name) else { throw Self.unsafe(name) }
         guard let temporary else {
             let fd = open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
             if fd >= 0 {
                 _ = close(fd)
-                return true
+                return false
             }
-            if errno == EEXIST { return false }
+            if errno == EEXIST { return nil }
             throw Self.failure(errno, "cannot create \(target)")
         }
         guard let source = location(of: temporary) else { throw Self.unsafe(temporary) }
-        if link(source, target) == 0 {
-            _ = unlink(source)
-            return true
-        }
+        if link(source, target) == 0 { return true }
         let code = errno
-        if code == EEXIST { return false }
-        // A file system without hard links: check, then rename (a small race, but no data lost
-        // to it that `link` would have kept).
+        if code == EEXIST { return nil }
         guard [EPERM, EXDEV, EMLINK, ENOTSUP, EOPNOTSUPP, ENOSYS].contains(code) else {
             throw Self.failure(code, "cannot link \(source) to \(target)")
         }
-        if exists(name) { return false }
-        guard rename(source, target) == 0 else { throw Self.failure(errno, "cannot rename \(source) to \(target)") }
-        return true
+        // A file system without hard links: an exclusive rename.
+        if renameNoReplace(source, target) == 0 { return false }
+        if errno == EEXIST { return nil }
+        throw Self.failure(errno, "cannot rename \(source) to \(target)")
+    }
+
+    /// `renameat2(…, RENAME_NOREPLACE)`: fails with `EEXIST` rather than replace `target`.
+    private func renameNoReplace(_ source: String, _ target: String) -> Int32 {
+        #if os(Linux)
+            if let renameat2 = Self.renameat2 {
+                // RENAME_NOREPLACE is 1 (<linux/fs.h>).
+                return renameat2(AT_FDCWD, source, AT_FDCWD, target, 1)
+            }
+            // A C library without renameat2: check, then rename (the only race left is with
+            // another process placing the same name on a file system without hard links).
+            var status = stat()
+            if lstat(target, &status) == 0 || errno != ENOENT {
+                errno = EEXIST
+                return -1
+            }
+            return rename(source, target)
+        #else
+            return renamex_np(source, target, UInt32(RENAME_EXCL))
+        #endif
+    }
+
+    #if os(Linux)
+        typealias RenameAt2 =
+            @convention(c) (
+                Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32
+            ) -> Int32
+        /// Glibc declares `renameat2` only under `_GNU_SOURCE`, which its Swift module does not
+        /// set: the function is looked up once instead.
+        static let renameat2: RenameAt2? = dlsym(nil, "renameat2").map { unsafeBitCast($0, to: RenameAt2.self) }
+    #endif
+
+    /// Removes `temporary` if it is still a hard link to the file placed as `name` (see
+    /// ``Placement/placed(_:keptTemporary:)``); anything else under that name is left alone.
+    func removeLeftoverLink(_ temporary: String, of name: String) {
+        guard let link = location(of: temporary), let placed = location(of: name) else { return }
+        var linkStatus = stat()
+        var placedStatus = stat()
+        guard lstat(link, &linkStatus) == 0, lstat(placed, &placedStatus) == 0,
+            linkStatus.st_ino == placedStatus.st_ino, linkStatus.st_dev == placedStatus.st_dev
+        else { return }
+        _ = unlink(link)
+    }
+
+    /// The name under which the file at `temporary` was placed, when the temporary name is still
+    /// one of its hard links (a process killed between placing a file and recording it): the
+    /// `candidates` are tried first, then the whole directory is searched. Nil when the file has
+    /// no other link here.
+    func placedName(ofLeftoverLink temporary: String, candidates: [String]) -> String? {
+        guard let link = location(of: temporary) else { return nil }
+        var linkStatus = stat()
+        guard lstat(link, &linkStatus) == 0, linkStatus.st_mode & S_IFMT == S_IFREG, linkStatus.st_nlink > 1 else {
+            return nil
+        }
+        func isTwin(_ name: String) -> Bool {
+            guard name != temporary, let full = location(of: name) else { return false }
+            var status = stat()
+            return lstat(full, &status) == 0 && status.st_ino == linkStatus.st_ino
+                && status.st_dev == linkStatus.st_dev
+        }
+        if let found = candidates.first(where: isTwin) { return found }
+        guard let stream = opendir(path) else { return nil }
+        defer { closedir(stream) }
+        while let entry = readdir(stream) {
+            guard UInt64(entry.pointee.d_ino) == UInt64(linkStatus.st_ino) else { continue }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if isTwin(name) { return name }
+        }
+        return nil
     }
 
     /// Renames `source` to `name`, replacing what is there.

@@ -42,7 +42,23 @@ extension DownloadEngine {
                     continue
                 }
                 var record = stored
+                var adopted = false
                 if let name = record.fileName, FileNameSanitizer.clean(name) != name { record.fileName = nil }
+                if record.state == .finished {
+                    // A temporary name left linked to the placed file (killed before its removal).
+                    if let name = record.fileName { directory.removeLeftoverLink(record.temporaryFileName, of: name) }
+                } else if let placed = placedFile(of: record, url: url) {
+                    // Killed between placing the file and recording it: the file is complete and
+                    // was verified before it was placed. Adopt it; never download it again.
+                    record.state = .finished
+                    record.fileName = placed
+                    record.resumeRecord = nil
+                    record.finishedAt = clock.date()
+                    if record.expectedLength == nil { record.expectedLength = directory.size(of: placed) }
+                    if record.checksum != nil, verifier != nil { record.verification = .verified }
+                    directory.remove(record.temporaryFileName)
+                    adopted = true
+                }
                 // A resume record is only as good as the partial file behind it.
                 var resume = record.resumeRecord
                 if let offset = resume?.offset, (directory.size(of: record.temporaryFileName) ?? -1) < offset {
@@ -52,7 +68,7 @@ extension DownloadEngine {
                 let machine = TaskStateMachine.recovered(
                     from: record.state, resumeRecord: resume, finishedFileExists: finishedFileExists)
                 if resume == nil, machine.state != .finished { directory.remove(record.temporaryFileName) }
-                let changed = machine.state != record.state
+                let changed = machine.state != stored.state
                 record.state = machine.state
                 record.resumeRecord = machine.resumeRecord
                 if record.expectedLength == nil { record.expectedLength = machine.resumeRecord?.expectedLength }
@@ -63,7 +79,7 @@ extension DownloadEngine {
                         record.expectedLength ?? directory.size(of: record.fileName!) ?? 0
                 }
                 effects.events.append(.added(url.string))
-                if changed, stored.state != .pending || stored.resumeRecord == nil {
+                if changed, adopted || stored.state != .pending || stored.resumeRecord == nil {
                     effects.events.append(.restored(url.string, previousState: stored.state))
                     result.recovered.append(url.string)
                 }
@@ -72,5 +88,16 @@ extension DownloadEngine {
             }
             return result
         }
+    }
+
+    /// The name a stored, unfinished task's file was placed under, when its temporary name is
+    /// still a link to a placed file.
+    private func placedFile(of record: DownloadTaskRecord, url: DownloadURL) -> String? {
+        let base =
+            record.fileName ?? record.preferredFileName.flatMap(FileNameSanitizer.clean)
+            ?? SuggestedFileName.make(for: url)
+        let parts = FileNameParts(base)
+        return directory.placedName(
+            ofLeftoverLink: record.temporaryFileName, candidates: [base] + (1...8).map(parts.numbered))
     }
 }

@@ -18,7 +18,11 @@ extension DownloadEngine {
             fetchChecksum(from: checksumURL, for: attempt)
             return
         }
-        if attempt.startOffset > 0 {
+        if attempt.startOffset == 0 {
+            // A fresh start writes a new file: the name may still be a link to a file placed
+            // from it, whose bytes must not be truncated (see `removeLeftoverLinks`).
+            directory.remove(attempt.temporaryName)
+        } else {
             // The partial file must hold exactly the bytes the record counts: bytes past the
             // synced offset may be torn.
             do throws(FailureReason) {
@@ -391,10 +395,14 @@ extension DownloadEngine {
             return
         }
         switch placement {
-        case .placed(let finalName):
+        case .placed(let finalName, let keptTemporary):
             // Nothing to clean up without a temporary file: any partial bytes of an earlier
             // transfer are counted by a resume record, so this transfer would have started at
             // them, or were deleted with the record.
+            KillPoint.reach("engine.placed")
+            if keptTemporary, let temporary {
+                effects.leftoverLinks.append(LeftoverLink(task: key, temporaryName: temporary, placedName: finalName))
+            }
             state.tasks[key]!.record.fileName = finalName
             state.tasks[key]!.record.finishedAt = clock.date()
             if state.tasks[key]!.record.expectedLength == nil { state.tasks[key]!.record.expectedLength = length }

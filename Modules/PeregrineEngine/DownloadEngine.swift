@@ -182,7 +182,18 @@ public final class DownloadEngine: Sendable {
         }
         for attempt in effects.launches { launch(attempt) }
         if effects.syncDirectory { directory.synchronize() }
-        if !effects.recordChanges.isEmpty { configuration.recordObserver?.engineDidChange(effects.recordChanges) }
+        let leftovers = effects.leftoverLinks
+        if let observer = configuration.recordObserver, !effects.recordChanges.isEmpty {
+            if leftovers.isEmpty {
+                observer.engineDidChange(effects.recordChanges)
+            } else {
+                observer.engineDidChange(effects.recordChanges) { [weak self] in
+                    self?.removeLeftoverLinks(leftovers)
+                }
+            }
+        } else if !leftovers.isEmpty {
+            removeLeftoverLinks(leftovers)
+        }
         for callback in effects.callbacks { callback() }
     }
 
@@ -393,6 +404,18 @@ public final class DownloadEngine: Sendable {
     func slotAvailable(for key: String, _ state: EngineState) -> Bool {
         guard !state.isShutDown, let list = state.tasks[key]?.record.list else { return false }
         return state.lists[list]?.hasFreeSlot(engineDefault: state.defaultLimit) ?? true
+    }
+
+    /// Removes temporary names still linked to placed files, now that the records saying where
+    /// the files went are durable. Under the lock, and only while no transfer of the task runs:
+    /// a transfer that starts afresh removes the name itself before it writes (see `launch`).
+    func removeLeftoverLinks(_ links: [LeftoverLink]) {
+        state.withLock { state in
+            for link in links where state.tasks[link.task]?.attempt == nil {
+                KillPoint.reach("engine.leftover-link")
+                directory.removeLeftoverLink(link.temporaryName, of: link.placedName)
+            }
+        }
     }
 
     /// Queues the completion handler of a task that finished or failed.

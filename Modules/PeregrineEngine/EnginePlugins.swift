@@ -81,6 +81,21 @@ extension TaskFileVerifier {
 public protocol TaskRecordObserver: Sendable {
     /// Records changed (or left).
     func engineDidChange(_ changes: [TaskRecordChange])
+
+    /// Records changed, and the engine must know when they are durable: `whenDurable` runs once
+    /// they are (on any thread, at most once; never when they could not be stored). The engine
+    /// asks this for a finished task whose file it placed, and removes the file's temporary
+    /// name only then, so that after a crash in between it finds and adopts the placed file
+    /// instead of downloading it again. The default records the changes and calls
+    /// `whenDurable` at once, for observers that keep nothing across a crash.
+    func engineDidChange(_ changes: [TaskRecordChange], whenDurable: @escaping @Sendable () -> Void)
+}
+
+extension TaskRecordObserver {
+    public func engineDidChange(_ changes: [TaskRecordChange], whenDurable: @escaping @Sendable () -> Void) {
+        engineDidChange(changes)
+        whenDurable()
+    }
 }
 
 /// Receives the engine's events as they happen, in order, without the hop through an

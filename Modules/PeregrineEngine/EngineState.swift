@@ -103,10 +103,20 @@ struct Effects: Sendable {
     var dirtySet: Set<String> = []
     var recordChanges: [TaskRecordChange] = []
     var syncDirectory = false
+    /// Temporary names still linked to files placed in this section (task, temporary name,
+    /// placed name): removed once the records saying where the files went are durable.
+    var leftoverLinks: [LeftoverLink] = []
     /// Whether record changes are collected (only when a ``TaskRecordObserver`` listens).
     var tracksRecords = false
 
     mutating func markDirty(_ key: String) {
         if tracksRecords, dirtySet.insert(key).inserted { dirtyKeys.append(key) }
     }
+}
+
+/// A temporary name still linked to the file placed from it, until the task's record is durable.
+struct LeftoverLink: Sendable, Hashable {
+    var task: String
+    var temporaryName: String
+    var placedName: String
 }

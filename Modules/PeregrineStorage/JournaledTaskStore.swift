@@ -141,11 +141,13 @@ package final class JournaledTaskStore<Format: StoreFormat>: TaskStore {
             whenDurable(nil)
             return
         }
+        KillPoint.reach("store.written")
         // One serial queue runs the syncs: while one runs, later changes are written and their
         // blocks wait; the first of them syncs them all, the others find themselves synced.
         syncQueue.async { [self] in
             do throws(StoreError) {
                 try syncJournal(upTo: sequence)
+                KillPoint.reach("store.synced")
                 whenDurable(nil)
             } catch {
                 whenDurable(error)

@@ -27,6 +27,7 @@ public enum ChildProcess {
     ///   - arguments: the arguments, without the program name.
     ///   - input: bytes for standard input; nothing (`/dev/null`) when nil.
     ///   - directory: the working directory, or the caller's when nil.
+    ///   - environment: variables set for the program, on top of this process's environment.
     ///   - allowFailure: when false (the default) a non-zero exit status throws.
     /// - Throws: ``ChildProcessError`` when the program cannot be started, or exits with a
     ///   non-zero status and `allowFailure` is false; the message carries its standard error.
@@ -36,6 +37,7 @@ public enum ChildProcess {
         _ arguments: [String],
         input: Data? = nil,
         directory: String? = nil,
+        environment: [String: String] = [:],
         allowFailure: Bool = false
     ) async throws(ChildProcessError) -> Output {
         let command = ([executable] + arguments).joined(separator: " ")
@@ -53,6 +55,9 @@ public enum ChildProcess {
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        }
         do {
             _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
             _ = FileManager.default.createFile(atPath: errorPath, contents: nil)

@@ -1,0 +1,68 @@
+import Foundation
+import PeregrineCore
+import PeregrineEngine
+import PeregrineMockTransport
+import Testing
+
+/// A file is placed by linking it under its final name, and its temporary name goes only once
+/// the record saying where it went is durable; a restart in between adopts the placed file.
+@Suite("DownloadEngine placement")
+struct EnginePlacementTests {
+    /// A stored record of a task killed after its file was placed as `placed` (a hard link of
+    /// the temporary file) but before the store had the finished record.
+    func killedAfterPlacing(
+        _ h: EngineHarness, path: String, placed: String, fileName: String?, state: DownloadState = .downloading
+    ) throws -> (url: String, record: DownloadTaskRecord, bytes: Data) {
+        let url = h.url(path)
+        let temporary = ".peregrine-00000000000000cc.part"
+        let bytes = Data((0..<3000).map { UInt8(truncatingIfNeeded: $0 * 7) })
+        try bytes.write(to: URL(fileURLWithPath: h.downloads + "/" + temporary))
+        #expect(link(h.downloads + "/" + temporary, h.downloads + "/" + placed) == 0)
+        let record = DownloadTaskRecord(
+            urlString: url, state: state,
+            resumeRecord: ResumeRecord(offset: 1000, validator: .entityTag("\"v1\""), expectedLength: 3000),
+            fileName: fileName, temporaryFileName: temporary, addedAt: EngineHarness.date)
+        return (url, record, bytes)
+    }
+
+    @Test(arguments: [
+        ("a.bin", "a.bin" as String?),  // the recorded name
+        ("a (2).bin", "a.bin"),  // a numbered name, from the conflict policy
+        ("from-the-server.bin", nil),  // a name the store never saw (Content-Disposition)
+    ])
+    func aFilePlacedButNotRecordedIsAdoptedOnRestore(placed: String, fileName: String?) throws {
+        let h = try EngineHarness()
+        h.serve("/a.bin", count: 3000)
+        let (url, record, bytes) = try killedAfterPlacing(h, path: "/a.bin", placed: placed, fileName: fileName)
+        let result = h.engine.restore([record])
+        #expect(result.recovered == [url])
+        #expect(h.engine.state(ofTask: url) == .finished)
+        #expect(h.engine.task(url)?.record.fileName == placed)
+        #expect(h.files == [placed])
+        #expect(h.bytes(of: placed) == Array(bytes))
+        h.engine.resumeTasks([url])
+        h.runUntilIdle()
+        #expect(h.server.requests.isEmpty, "an adopted file is never downloaded again")
+    }
+
+    @Test func aFinishedRecordDropsItsLeftoverLink() throws {
+        let h = try EngineHarness()
+        var (url, record, _) = try killedAfterPlacing(h, path: "/b.bin", placed: "b.bin", fileName: "b.bin")
+        record.state = .finished
+        record.resumeRecord = nil
+        h.engine.restore([record])
+        #expect(h.engine.state(ofTask: url) == .finished)
+        #expect(h.files == ["b.bin"])
+    }
+
+    @Test func aFinishedDownloadLeavesOnlyItsFile() throws {
+        let h = try EngineHarness()
+        let body = h.serve("/c.bin", count: 5000)
+        let url = h.url("/c.bin")
+        h.engine.download([url])
+        h.runUntilIdle()
+        #expect(h.engine.state(ofTask: url) == .finished)
+        #expect(h.files == ["c.bin"])
+        #expect(h.bytes(of: "c.bin") == body.allBytes)
+    }
+}
