@@ -19,7 +19,9 @@ extension DownloadManager {
         _ urlStrings: [String], in list: DownloadListKey = .default,
         successOrFailHandler: TaskCompletionHandler? = nil
     ) throws(DownloadManagerError) -> [ListIndexPath] {
-        try download(urlStrings.map { DownloadItem($0) }, in: list, successOrFailHandler: successOrFailHandler)
+        core.gate.enter()
+        defer { core.gate.leave() }
+        return try download(urlStrings.map { DownloadItem($0) }, in: list, successOrFailHandler: successOrFailHandler)
             .locations
     }
 
@@ -33,12 +35,14 @@ extension DownloadManager {
         _ items: [DownloadItem], in list: DownloadListKey = .default,
         successOrFailHandler: TaskCompletionHandler? = nil
     ) throws(DownloadManagerError) -> (addition: DownloadAddition, locations: [ListIndexPath]) {
+        core.gate.enter()
+        defer { core.gate.leave() }
         let manual = core.state.withLock { $0.lists[list]?.sortType == .manual }
         if manual {
             throw DownloadManagerError(
                 .requiresPredefinedMode, "the list is in manual mode: give a section or an index path")
         }
-        let addition = engine.download(items, in: list, completion: successOrFailHandler)
+        let addition = engine.download(items, in: list, completion: core.deferred(successOrFailHandler))
         let locations = place(addition.added, in: list) { (list, items) throws(DownloadListError) in
             try list.add(items)
         }
@@ -52,6 +56,8 @@ extension DownloadManager {
     public func download(
         _ urlString: String, fileName: String? = nil, checksum: String? = nil, in list: DownloadListKey = .default
     ) -> DownloadTaskHandle? {
+        core.gate.enter()
+        defer { core.gate.leave() }
         let handle = DownloadTaskHandle(urlString: urlString)
         // Attached before the task exists, so that no event of it is missed.
         let previous = core.state.withLock { state in
@@ -74,6 +80,8 @@ extension DownloadManager {
     /// A handle on an existing task (see ``download(_:fileName:checksum:in:)``); nil for an
     /// unknown URL string.
     public func handle(forTask urlString: String) -> DownloadTaskHandle? {
+        core.gate.enter()
+        defer { core.gate.leave() }
         guard engine.task(urlString) != nil else { return nil }
         let handle = DownloadTaskHandle(urlString: urlString)
         core.state.withLock { $0.handles[urlString, default: []].append(handle) }
@@ -91,6 +99,8 @@ extension DownloadManager {
     public func insertPlaceholderSectionInManualMode(
         atSection section: Int, withTitle title: String, in list: DownloadListKey = .default
     ) throws(DownloadManagerError) {
+        core.gate.enter()
+        defer { core.gate.leave() }
         try core.mutateList(list) { (list, _) throws(DownloadListError) in
             (try list.insertPlaceholderSection(at: section, title: title), ())
         }
@@ -107,6 +117,8 @@ extension DownloadManager {
         _ urlStrings: [String], inManualModeAtSection section: Int, withTitle title: String,
         in list: DownloadListKey = .default
     ) throws(DownloadManagerError) -> [ListIndexPath] {
+        core.gate.enter()
+        defer { core.gate.leave() }
         try checkManualSection(section, titles: [title], in: list)
         let added = engine.download(urlStrings, in: list).added
         return place(added, in: list) { (list, items) throws(DownloadListError) in
@@ -125,6 +137,8 @@ extension DownloadManager {
         _ groups: [[String]], inManualModeAtSection section: Int, withTitles titles: [String],
         in list: DownloadListKey = .default
     ) throws(DownloadManagerError) -> [Int] {
+        core.gate.enter()
+        defer { core.gate.leave() }
         guard titles.count >= groups.count else {
             throw DownloadManagerError(.invalidArgument, "\(groups.count) groups but \(titles.count) titles")
         }
@@ -152,6 +166,8 @@ extension DownloadManager {
     public func download(
         _ urlStrings: [String], inManualModeAt indexPath: ListIndexPath, in list: DownloadListKey = .default
     ) throws(DownloadManagerError) -> [ListIndexPath] {
+        core.gate.enter()
+        defer { core.gate.leave() }
         try core.state.withLock { (state) throws(DownloadManagerError) in
             let current = state.lists[list] ?? core.newList()
             guard current.sortType == .manual else {
@@ -194,10 +210,15 @@ extension DownloadManager {
         _ insert: (inout DownloadList, [ListItem]) throws(DownloadListError) -> ListChange
     ) -> [ListIndexPath] {
         guard !urls.isEmpty else { return [] }
+        // The engine is asked before the state lock is taken (the engine's lock comes first).
+        let missing = core.state.withLock { state in urls.filter { state.records[$0] == nil } }
+        var fromEngine: [String: DownloadTaskRecord] = [:]
+        for url in missing { fromEngine[url] = engine.task(url)?.record }
+        let known = fromEngine
         let locations: [ListIndexPath]? =
             try? core.mutateList(key) { (list, state) throws(DownloadListError) -> (ListChange, [ListIndexPath]) in
                 let items = urls.compactMap { url -> ListItem? in
-                    guard let record = state.records[url] ?? engine.task(url)?.record else { return nil }
+                    guard let record = state.records[url] ?? known[url] else { return nil }
                     return core.listItem(record, state.extras[url] ?? TaskExtras())
                 }
                 let change: ListChange

@@ -23,6 +23,8 @@ extension DownloadManager {
         urlString: String, partialFile: String, validator: ResumeValidator?, expectedLength: Int64? = nil,
         insertAt location: ListIndexPath? = nil, in list: DownloadListKey = .default
     ) throws(DownloadManagerError) -> ListIndexPath? {
+        core.gate.enter()
+        defer { core.gate.leave() }
         do {
             _ = try DownloadURL(urlString)
         } catch {

@@ -59,6 +59,8 @@ extension DownloadManager {
     /// `sortListBy(type:order:)`): manual → predefined drops the titles; predefined → manual
     /// merges all tasks into one placeholder section.
     public func sortListBy(type: ListSortType, order: ListSortOrder = .ascending, in list: DownloadListKey = .default) {
+        core.gate.enter()
+        defer { core.gate.leave() }
         try? core.mutateList(list) { (list, _) throws(DownloadListError) in
             (list.sortListBy(type: type, order: order), ())
         }
@@ -82,6 +84,8 @@ extension DownloadManager {
         taskAscending: (_ first: String, _ second: String) -> Bool,
         in list: DownloadListKey = .default
     ) throws(DownloadManagerError) {
+        core.gate.enter()
+        defer { core.gate.leave() }
         let (original, generation) = core.state.withLock { ($0.lists[list] ?? core.newList(), $0.listGeneration) }
         var copy = original
         let change: ListChange
@@ -130,6 +134,8 @@ extension DownloadManager {
 
     /// Sets which predefined types of a list are sectioned, sorting again when needed.
     public func setSectioning(_ sectioning: ListSectioning, in list: DownloadListKey = .default) {
+        core.gate.enter()
+        defer { core.gate.leave() }
         try? core.mutateList(list) { (list, _) throws(DownloadListError) in
             (list.setSectioning(sectioning), ())
         }
@@ -151,6 +157,8 @@ extension DownloadManager {
     public func moveTask(
         at indexPath: ListIndexPath, to newIndexPath: ListIndexPath, in list: DownloadListKey = .default
     ) throws(DownloadManagerError) {
+        core.gate.enter()
+        defer { core.gate.leave() }
         try core.mutateList(list) { (list, _) throws(DownloadListError) in
             (try list.moveTask(at: indexPath, to: newIndexPath), ())
         }
@@ -164,6 +172,8 @@ extension DownloadManager {
     public func moveTasks(inSection section: Int, to newSection: Int, in list: DownloadListKey = .default)
         throws(DownloadManagerError)
     {
+        core.gate.enter()
+        defer { core.gate.leave() }
         try core.mutateList(list) { (list, _) throws(DownloadListError) in
             (try list.moveTasks(inSection: section, to: newSection), ())
         }
@@ -178,6 +188,8 @@ extension DownloadManager {
     public func changeTitleOfSection(_ section: Int, to newTitle: String, in list: DownloadListKey = .default)
         throws(DownloadManagerError)
     {
+        core.gate.enter()
+        defer { core.gate.leave() }
         try core.mutateList(list) { (list, _) throws(DownloadListError) in
             (try list.changeTitleOfSection(section, to: newTitle), ())
         }
@@ -189,6 +201,8 @@ extension DownloadManager {
     ///   ``DownloadManagerError/Code/sectionOutOfBounds``,
     ///   ``DownloadManagerError/Code/invalidArgument`` (the section holds tasks).
     public func removeEmptySection(_ section: Int, in list: DownloadListKey = .default) throws(DownloadManagerError) {
+        core.gate.enter()
+        defer { core.gate.leave() }
         try core.mutateList(list) { (list, _) throws(DownloadListError) in
             (try list.removeEmptySection(section), ())
         }
@@ -197,6 +211,8 @@ extension DownloadManager {
     /// Gives a list its own concurrency limit (Reed's per-list limits), or nil to follow
     /// ``maxDownloadCount``.
     public func setMaxDownloadCount(_ limit: Int?, in list: DownloadListKey) {
+        core.gate.enter()
+        defer { core.gate.leave() }
         engine.setMaxDownloadCount(limit, in: list)
         let changes = core.state.withLock { state -> [StoreChange] in
             state.listLimits[list] = limit

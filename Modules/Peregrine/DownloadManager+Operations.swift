@@ -13,10 +13,10 @@ extension DownloadManager {
         guard !urls.isEmpty else { return [] }
         let result: TaskOperationResult =
             switch operation {
-            case .resume(let completion): engine.resumeTasks(urls, completion: completion)
+            case .resume(let completion): engine.resumeTasks(urls, completion: core.deferred(completion))
             case .pause: engine.pauseTasks(urls)
             case .stop: engine.stopTasks(urls)
-            case .restart(let completion): engine.restartTasks(urls, completion: completion)
+            case .restart(let completion): engine.restartTasks(urls, completion: core.deferred(completion))
             case .deleteFiles: engine.deleteFilesOfTasks(urls)
             }
         return result.changed
@@ -80,6 +80,8 @@ extension DownloadManager {
     public func resumeTasks(
         _ urlStrings: [String], successOrFailHandler: TaskCompletionHandler? = nil
     ) throws(DownloadManagerError) -> [String] {
+        core.gate.enter()
+        defer { core.gate.leave() }
         try requireListed(urlStrings)
         return run(.resume(successOrFailHandler), urlStrings)
     }
@@ -91,6 +93,8 @@ extension DownloadManager {
     /// - Returns: the tasks paused.
     @discardableResult
     public func pauseTasks(_ urlStrings: [String]) throws(DownloadManagerError) -> [String] {
+        core.gate.enter()
+        defer { core.gate.leave() }
         try requireListed(urlStrings)
         return run(.pause, urlStrings)
     }
@@ -102,6 +106,8 @@ extension DownloadManager {
     /// - Returns: the tasks stopped.
     @discardableResult
     public func stopTasks(_ urlStrings: [String]) throws(DownloadManagerError) -> [String] {
+        core.gate.enter()
+        defer { core.gate.leave() }
         try requireListed(urlStrings)
         return run(.stop, urlStrings)
     }
@@ -115,6 +121,8 @@ extension DownloadManager {
     public func restartTasks(
         _ urlStrings: [String], successOrFailHandler: TaskCompletionHandler? = nil
     ) throws(DownloadManagerError) -> [String] {
+        core.gate.enter()
+        defer { core.gate.leave() }
         try requireListed(urlStrings)
         return run(.restart(successOrFailHandler), urlStrings)
     }
@@ -126,6 +134,8 @@ extension DownloadManager {
     /// - Returns: the tasks whose files were deleted.
     @discardableResult
     public func deleteFilesOfTasks(_ urlStrings: [String]) throws(DownloadManagerError) -> [String] {
+        core.gate.enter()
+        defer { core.gate.leave() }
         try requireListed(urlStrings)
         let changed = run(.deleteFiles, urlStrings)
         for url in changed { thumbnailer.removeThumbnails(forTask: url) }
@@ -143,6 +153,8 @@ extension DownloadManager {
     public func deleteTasks(
         _ urlStrings: [String], keepFinishedFile: Bool = false
     ) throws(DownloadManagerError) -> [String: ListIndexPath] {
+        core.gate.enter()
+        defer { core.gate.leave() }
         try requireListed(urlStrings)
         return delete(urlStrings, keepFinishedFile: keepFinishedFile)
     }
@@ -157,7 +169,9 @@ extension DownloadManager {
     public func resumeTasks(
         at indexPaths: [ListIndexPath], in list: DownloadListKey = .default
     ) throws(DownloadManagerError) -> [ListIndexPath] {
-        locations(of: run(.resume(nil), try urls(at: indexPaths, in: list)))
+        core.gate.enter()
+        defer { core.gate.leave() }
+        return locations(of: run(.resume(nil), try urls(at: indexPaths, in: list)))
     }
 
     /// Pauses the tasks at locations; see ``pauseTasks(_:)``.
@@ -165,7 +179,9 @@ extension DownloadManager {
     public func pauseTasks(
         at indexPaths: [ListIndexPath], in list: DownloadListKey = .default
     ) throws(DownloadManagerError) -> [ListIndexPath] {
-        locations(of: run(.pause, try urls(at: indexPaths, in: list)))
+        core.gate.enter()
+        defer { core.gate.leave() }
+        return locations(of: run(.pause, try urls(at: indexPaths, in: list)))
     }
 
     /// Stops the tasks at locations; see ``stopTasks(_:)``.
@@ -173,7 +189,9 @@ extension DownloadManager {
     public func stopTasks(
         at indexPaths: [ListIndexPath], in list: DownloadListKey = .default
     ) throws(DownloadManagerError) -> [ListIndexPath] {
-        locations(of: run(.stop, try urls(at: indexPaths, in: list)))
+        core.gate.enter()
+        defer { core.gate.leave() }
+        return locations(of: run(.stop, try urls(at: indexPaths, in: list)))
     }
 
     /// Restarts the tasks at locations; see ``restartTasks(_:successOrFailHandler:)``.
@@ -181,7 +199,9 @@ extension DownloadManager {
     public func restartTasks(
         at indexPaths: [ListIndexPath], in list: DownloadListKey = .default
     ) throws(DownloadManagerError) -> [ListIndexPath] {
-        locations(of: run(.restart(nil), try urls(at: indexPaths, in: list)))
+        core.gate.enter()
+        defer { core.gate.leave() }
+        return locations(of: run(.restart(nil), try urls(at: indexPaths, in: list)))
     }
 
     /// Deletes the files of the tasks at locations; see ``deleteFilesOfTasks(_:)``.
@@ -189,6 +209,8 @@ extension DownloadManager {
     public func deleteFilesOfTasks(
         at indexPaths: [ListIndexPath], in list: DownloadListKey = .default
     ) throws(DownloadManagerError) -> [ListIndexPath] {
+        core.gate.enter()
+        defer { core.gate.leave() }
         let changed = run(.deleteFiles, try urls(at: indexPaths, in: list))
         for url in changed { thumbnailer.removeThumbnails(forTask: url) }
         let located = zip(changed, locations(of: changed)).map { ($0, $1) }
@@ -201,7 +223,9 @@ extension DownloadManager {
     public func deleteTasks(
         at indexPaths: [ListIndexPath], keepFinishedFile: Bool = false, in list: DownloadListKey = .default
     ) throws(DownloadManagerError) -> [String: ListIndexPath] {
-        delete(try urls(at: indexPaths, in: list), keepFinishedFile: keepFinishedFile)
+        core.gate.enter()
+        defer { core.gate.leave() }
+        return delete(try urls(at: indexPaths, in: list), keepFinishedFile: keepFinishedFile)
     }
 
     // MARK: By section
@@ -213,7 +237,9 @@ extension DownloadManager {
     public func resumeTasksInSection(
         _ section: Int, in list: DownloadListKey = .default
     ) throws(DownloadManagerError) -> [ListIndexPath] {
-        locations(of: run(.resume(nil), try urls(inSection: section, in: list)))
+        core.gate.enter()
+        defer { core.gate.leave() }
+        return locations(of: run(.resume(nil), try urls(inSection: section, in: list)))
     }
 
     /// Pauses the tasks of a section (SDE's `pauseTasksInSection(_:)`).
@@ -221,7 +247,9 @@ extension DownloadManager {
     public func pauseTasksInSection(
         _ section: Int, in list: DownloadListKey = .default
     ) throws(DownloadManagerError) -> [ListIndexPath] {
-        locations(of: run(.pause, try urls(inSection: section, in: list)))
+        core.gate.enter()
+        defer { core.gate.leave() }
+        return locations(of: run(.pause, try urls(inSection: section, in: list)))
     }
 
     /// Stops the tasks of a section (SDE's `stopTasksInSection(_:)`).
@@ -229,7 +257,9 @@ extension DownloadManager {
     public func stopTasksInSection(
         _ section: Int, in list: DownloadListKey = .default
     ) throws(DownloadManagerError) -> [ListIndexPath] {
-        locations(of: run(.stop, try urls(inSection: section, in: list)))
+        core.gate.enter()
+        defer { core.gate.leave() }
+        return locations(of: run(.stop, try urls(inSection: section, in: list)))
     }
 
     /// Restarts the tasks of a section (SDE's `restartTasksInSection(_:)`).
@@ -237,7 +267,9 @@ extension DownloadManager {
     public func restartTasksInSection(
         _ section: Int, in list: DownloadListKey = .default
     ) throws(DownloadManagerError) -> [ListIndexPath] {
-        locations(of: run(.restart(nil), try urls(inSection: section, in: list)))
+        core.gate.enter()
+        defer { core.gate.leave() }
+        return locations(of: run(.restart(nil), try urls(inSection: section, in: list)))
     }
 
     /// Deletes the files of the tasks of a section (SDE's `deleteFilesOfTasksInSection(_:)`).
@@ -245,6 +277,8 @@ extension DownloadManager {
     public func deleteFilesOfTasksInSection(
         _ section: Int, in list: DownloadListKey = .default
     ) throws(DownloadManagerError) -> [ListIndexPath] {
+        core.gate.enter()
+        defer { core.gate.leave() }
         let changed = run(.deleteFiles, try urls(inSection: section, in: list))
         for url in changed { thumbnailer.removeThumbnails(forTask: url) }
         let located = zip(changed, locations(of: changed)).map { ($0, $1) }
@@ -258,7 +292,9 @@ extension DownloadManager {
     public func deleteTasksInSection(
         _ section: Int, keepFinishedFile: Bool = false, in list: DownloadListKey = .default
     ) throws(DownloadManagerError) -> [String: ListIndexPath] {
-        delete(try urls(inSection: section, in: list), keepFinishedFile: keepFinishedFile)
+        core.gate.enter()
+        defer { core.gate.leave() }
+        return delete(try urls(inSection: section, in: list), keepFinishedFile: keepFinishedFile)
     }
 
     // MARK: All tasks
@@ -269,6 +305,8 @@ extension DownloadManager {
     /// - Returns: the tasks resumed.
     @discardableResult
     public func resumeAllTasks(underLimit: Bool = true, in list: DownloadListKey = .default) -> [String] {
+        core.gate.enter()
+        defer { core.gate.leave() }
         if !underLimit { maxDownloadCount = 0 }
         return run(.resume(nil), unfinished(in: list))
     }
@@ -277,13 +315,17 @@ extension DownloadManager {
     /// ``pauseDownloadBySuspendingSessionTask`` is off (SDE's `pauseAllTasks()`).
     @discardableResult
     public func pauseAllTasks(in list: DownloadListKey = .default) -> [String] {
-        engine.pauseAllTasks(in: list)
+        core.gate.enter()
+        defer { core.gate.leave() }
+        return engine.pauseAllTasks(in: list)
     }
 
     /// Stops every downloading and paused task and empties the queue (SDE's `stopAllTasks()`).
     @discardableResult
     public func stopAllTasks(in list: DownloadListKey = .default) -> [String] {
-        engine.stopAllTasks(in: list)
+        core.gate.enter()
+        defer { core.gate.leave() }
+        return engine.stopAllTasks(in: list)
     }
 
     /// Deletes every task of a list (SDE's `deleteAllTasks(_:)`), into the trash when
@@ -292,6 +334,8 @@ extension DownloadManager {
     public func deleteAllTasks(
         keepFinishedFile: Bool = false, in list: DownloadListKey = .default
     ) -> [String: ListIndexPath] {
+        core.gate.enter()
+        defer { core.gate.leave() }
         let urls = core.state.withLock { $0.lists[list]?.downloadList.flatMap { $0 } ?? [] }
         return delete(urls, keepFinishedFile: keepFinishedFile)
     }
@@ -300,6 +344,8 @@ extension DownloadManager {
     /// `deleteFilesOfAllTasks()`).
     @discardableResult
     public func deleteFilesOfAllTasks(in list: DownloadListKey = .default) -> [String] {
+        core.gate.enter()
+        defer { core.gate.leave() }
         let urls = core.state.withLock { $0.lists[list]?.downloadList.flatMap { $0 } ?? [] }
         let changed = run(.deleteFiles, urls)
         for url in changed { thumbnailer.removeThumbnails(forTask: url) }
@@ -308,10 +354,18 @@ extension DownloadManager {
     }
 
     /// Ends every transfer without changing states (Reed's `shutDown()`, for a logout).
-    public func shutDown() { engine.shutDown() }
+    public func shutDown() {
+        core.gate.enter()
+        defer { core.gate.leave() }
+        engine.shutDown()
+    }
 
     /// Starts again after ``shutDown()``.
-    public func startUp() { engine.startUp() }
+    public func startUp() {
+        core.gate.enter()
+        defer { core.gate.leave() }
+        engine.startUp()
+    }
 
     // MARK: Deleting
 
@@ -320,14 +374,18 @@ extension DownloadManager {
         var seen: Set<String> = []
         let urls = urlStrings.filter { seen.insert($0).inserted }
         guard !urls.isEmpty else { return [:] }
-        let (trash, locations) = core.state.withLock { state -> (Bool, [String: ListIndexPath]) in
+        // Where each task is listed, read before the engine deletes its record.
+        let (trash, locations, lists) = core.state.withLock {
+            state -> (Bool, [String: ListIndexPath], [String: DownloadListKey]) in
             var locations: [String: ListIndexPath] = [:]
+            var lists: [String: DownloadListKey] = [:]
             for url in urls {
                 if let key = state.records[url]?.list, let location = state.lists[key]?[url] {
                     locations[url] = location
+                    lists[url] = key
                 }
             }
-            return (state.isTrashOpened, locations)
+            return (state.isTrashOpened, locations, lists)
         }
         let removed: [String]
         if trash {
@@ -336,7 +394,7 @@ extension DownloadManager {
         } else {
             removed = engine.deleteTasks(urls, keepFinishedFile: keepFinishedFile).changed
         }
-        let keys = removeFromLists(removed, toTrash: trash, keepFinishedFile: keepFinishedFile)
+        let keys = removeFromLists(removed, of: lists, toTrash: trash, keepFinishedFile: keepFinishedFile)
         for key in keys { pushOrder(key) }
         if trash {
             if !removed.isEmpty { core.broadcaster.yield([.trashed(removed)]) }
@@ -352,12 +410,12 @@ extension DownloadManager {
         return result
     }
 
-    /// Takes tasks out of their lists (into the trash, or for good with their extras); returns
-    /// the lists touched.
-    func removeFromLists(_ urls: [String], toTrash: Bool, keepFinishedFile: Bool) -> [DownloadListKey] {
-        let byList = core.state.withLock { state in
-            Dictionary(grouping: urls) { state.records[$0]?.list ?? .default }
-        }
+    /// Takes tasks out of their lists (`lists` says which; into the trash, or for good with their
+    /// extras); returns the lists touched.
+    func removeFromLists(
+        _ urls: [String], of lists: [String: DownloadListKey], toTrash: Bool, keepFinishedFile: Bool
+    ) -> [DownloadListKey] {
+        let byList = Dictionary(grouping: urls.filter { lists[$0] != nil }) { lists[$0]! }
         for (key, group) in byList {
             try? core.mutateList(key) { (list, state) throws(DownloadListError) in
                 let present = group.filter { list[$0] != nil }
@@ -387,8 +445,10 @@ extension DownloadManager {
             return handler
         }
         guard let handler else { return }
-        for (index, (url, location)) in deleted.enumerated() {
-            handler(url, location, deleted.count, index + 1)
+        core.gate.afterOperation {
+            for (index, (url, location)) in deleted.enumerated() {
+                handler(url, location, deleted.count, index + 1)
+            }
         }
     }
 }

@@ -119,6 +119,8 @@ extension DownloadManager {
     /// - Throws: ``DownloadManagerError/Code/notPropertyList`` when a value is not a property-list
     ///   value, ``DownloadManagerError/Code/unknownTask``; nothing changes then.
     public func updateMetaInfo(_ info: [String: Any], forTask urlString: String) throws(DownloadManagerError) {
+        core.gate.enter()
+        defer { core.gate.leave() }
         var converted: [String: PropertyListValue] = [:]
         for (key, value) in info { converted[key] = try PropertyListValue(converting: value) }
         try updateMetaInfo(converted, forTask: urlString)
@@ -130,6 +132,8 @@ extension DownloadManager {
     public func updateMetaInfo(
         _ info: [String: PropertyListValue], forTask urlString: String
     ) throws(DownloadManagerError) {
+        core.gate.enter()
+        defer { core.gate.leave() }
         try updateExtras(of: urlString) { $0.metaInfo.merge(info) { _, new in new } }
         core.broadcaster.yield([.metaInfoChanged(urlString)])
     }
@@ -182,6 +186,8 @@ extension DownloadManager {
     ///   ``DownloadManagerError/Code/unknownTask`` for a task not in a list (the trash does not
     ///   count); nothing changes then.
     public func changeDisplayNameOfTask(_ urlString: String, to newDisplayName: String) throws(DownloadManagerError) {
+        core.gate.enter()
+        defer { core.gate.leave() }
         guard !newDisplayName.isEmpty else {
             throw DownloadManagerError(.invalidArgument, "a display name cannot be empty")
         }

@@ -24,6 +24,8 @@ extension DownloadManager {
     public func setCustomThumbnail(
         _ thumbnail: Thumbnail, forTask urlString: String, cacheInMemoryOnly: Bool
     ) throws(DownloadManagerError) {
+        core.gate.enter()
+        defer { core.gate.leave() }
         guard let kind = engine.fileKind(ofTask: urlString) else { throw DownloadManagerError.unknown(urlString) }
         guard kind != .image else {
             throw DownloadManagerError(.invalidState, "\(urlString) is an image: it is its own thumbnail")
@@ -38,7 +40,9 @@ extension DownloadManager {
     /// Removes a task's custom thumbnail and returns it (SDE's `removeCustomThumbnailForTask(_:)`).
     @discardableResult
     public func removeCustomThumbnailForTask(_ urlString: String) -> Thumbnail? {
-        thumbnailer.removeCustomThumbnailForTask(urlString)
+        core.gate.enter()
+        defer { core.gate.leave() }
+        return thumbnailer.removeCustomThumbnailForTask(urlString)
     }
 
     /// What the thumbnailer needs to know of a task.

@@ -24,6 +24,8 @@ extension DownloadManager {
         _ urlStrings: [String], toLocation location: ListIndexPath = ListIndexPath(section: 0, item: 0),
         in list: DownloadListKey = .default
     ) throws(DownloadManagerError) -> [ListIndexPath] {
+        core.gate.enter()
+        defer { core.gate.leave() }
         let rows = try core.mutateList(list) { (list, _) throws(DownloadListError) in
             var change = ListChange()
             if let missing = urlStrings.first(where: { !list.isInTrash($0) }) {
@@ -59,7 +61,9 @@ extension DownloadManager {
         at indexes: [Int], toLocation location: ListIndexPath = ListIndexPath(section: 0, item: 0),
         in list: DownloadListKey = .default
     ) throws(DownloadManagerError) -> [ListIndexPath] {
-        try restoreToDeleteTasks(try trashURLs(at: indexes, in: list), toLocation: location, in: list)
+        core.gate.enter()
+        defer { core.gate.leave() }
+        return try restoreToDeleteTasks(try trashURLs(at: indexes, in: list), toLocation: location, in: list)
     }
 
     /// Puts every task of the trash back (SDE's `restoreAllToDeleteTasks(toLocation:)`).
@@ -67,6 +71,8 @@ extension DownloadManager {
     public func restoreAllToDeleteTasks(
         toLocation location: ListIndexPath = ListIndexPath(section: 0, item: 0), in list: DownloadListKey = .default
     ) throws(DownloadManagerError) -> [ListIndexPath] {
+        core.gate.enter()
+        defer { core.gate.leave() }
         let urls = toDeleteList(in: list)
         guard !urls.isEmpty else { return [] }
         return try restoreToDeleteTasks(urls, toLocation: location, in: list)
@@ -84,6 +90,8 @@ extension DownloadManager {
     public func cleanupToDeleteTasks(
         _ urlStrings: [String], in list: DownloadListKey = .default
     ) throws(DownloadManagerError) -> [String: ListIndexPath] {
+        core.gate.enter()
+        defer { core.gate.leave() }
         var seen: Set<String> = []
         let urls = urlStrings.filter { seen.insert($0).inserted }
         let (rows, keeping) = try core.state.withLock {
@@ -130,7 +138,9 @@ extension DownloadManager {
     public func cleanupToDeleteTasks(
         at indexes: [Int], in list: DownloadListKey = .default
     ) throws(DownloadManagerError) -> [String: ListIndexPath] {
-        try cleanupToDeleteTasks(try trashURLs(at: indexes, in: list), in: list)
+        core.gate.enter()
+        defer { core.gate.leave() }
+        return try cleanupToDeleteTasks(try trashURLs(at: indexes, in: list), in: list)
     }
 
     /// Cleans up the trash rows `startIndex ... endIndex` (SDE's `cleanupToDeleteTasks(from:to:)`);
@@ -142,6 +152,8 @@ extension DownloadManager {
     public func cleanupToDeleteTasks(
         from startIndex: Int, to endIndex: Int = Int.max, in list: DownloadListKey = .default
     ) throws(DownloadManagerError) -> [String: ListIndexPath] {
+        core.gate.enter()
+        defer { core.gate.leave() }
         let count = toDeleteList(in: list).count
         guard startIndex >= 0, startIndex < count, endIndex >= startIndex else {
             throw DownloadManagerError(
@@ -153,7 +165,9 @@ extension DownloadManager {
     /// Cleans up the whole trash (SDE's `emptyToDeleteList()`).
     @discardableResult
     public func emptyToDeleteList(in list: DownloadListKey = .default) -> [String: ListIndexPath] {
-        (try? cleanupToDeleteTasks(toDeleteList(in: list), in: list)) ?? [:]
+        core.gate.enter()
+        defer { core.gate.leave() }
+        return (try? cleanupToDeleteTasks(toDeleteList(in: list), in: list)) ?? [:]
     }
 
     /// The URL strings at trash rows.

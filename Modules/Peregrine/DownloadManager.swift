@@ -363,6 +363,8 @@ public final class DownloadManager: Sendable {
     public var maxDownloadCount: Int {
         get { engine.maxDownloadCount }
         set {
+            core.gate.enter()
+            defer { core.gate.leave() }
             engine.maxDownloadCount = newValue
             let changes = core.state.withLock { state in
                 state.maxDownloadCount = newValue
@@ -394,6 +396,8 @@ public final class DownloadManager: Sendable {
     public var isTrashOpened: Bool {
         get { core.state.withLock { $0.isTrashOpened } }
         set {
+            core.gate.enter()
+            defer { core.gate.leave() }
             let changes = core.state.withLock { state in
                 state.isTrashOpened = newValue
                 return [StoreChange.setConfiguration(core.storedConfiguration(state))]
@@ -421,7 +425,7 @@ public final class DownloadManager: Sendable {
     /// it gave its own `successOrFailHandler` (SDE's `taskSuccessOrFailHandler`).
     public var taskSuccessOrFailHandler: TaskCompletionHandler? {
         get { engine.taskCompletionHandler }
-        set { engine.taskCompletionHandler = newValue }
+        set { engine.taskCompletionHandler = core.deferred(newValue) }
     }
 
     /// Called once a second while tracking with every task's activity and the totals (SDE's
@@ -495,7 +499,7 @@ extension ManagerCore {
     func engineDidEmit(_ events: [EngineEvent]) -> (@Sendable () -> Void)? {
         let handles = state.withLock { state in events.flatMap { forward($0, &state) } }
         guard !handles.isEmpty else { return nil }
-        return { for (handle, event) in handles { handle.deliver(event) } }
+        return { [gate] in gate.afterOperation { for (handle, event) in handles { handle.deliver(event) } } }
     }
 
     /// Hands an event to the subscribers (under the lock, so that events keep their order across

@@ -53,6 +53,8 @@ struct ManagerState {
 /// deadlock; and the application's closures (task handles, handlers) never run under either.
 final class ManagerCore: TaskRecordObserver, EngineEventObserver {
     let identifier: String
+    /// Serialises the manager's public operations (see ``OperationGate`` for the lock order).
+    let gate = OperationGate()
     let state: Mutex<ManagerState>
     let store: any TaskStore
     let broadcaster = DownloadManagerEventBroadcaster()
@@ -201,7 +203,20 @@ final class ManagerCore: TaskRecordObserver, EngineEventObserver {
             KillPoint.reach("manager.durable")
             engineWaits()
         }
-        for (handle, event) in handles { handle.deliver(event) }
+        deliver(handles)
+    }
+
+    /// Passes events to task handles: now, or after the operation of this thread.
+    private func deliver(_ handles: [(DownloadTaskHandle, EngineEvent)]) {
+        guard !handles.isEmpty else { return }
+        gate.afterOperation { for (handle, event) in handles { handle.deliver(event) } }
+    }
+
+    /// An application's completion handler, run after the operation that caused it (see
+    /// ``OperationGate/afterOperation(_:)``).
+    func deferred(_ handler: TaskCompletionHandler?) -> TaskCompletionHandler? {
+        guard let handler else { return nil }
+        return { [gate] url, result in gate.afterOperation { handler(url, result) } }
     }
 
     /// Counts endings as recorded once the store synced them, and lets their events go.
@@ -214,7 +229,7 @@ final class ManagerCore: TaskRecordObserver, EngineEventObserver {
             }
             return released.flatMap { publish($0, &state) }
         }
-        for (handle, event) in handles { handle.deliver(event) }
+        deliver(handles)
     }
 
     /// Takes the parked events of a task that may go now: in order, up to the first ending the
@@ -412,11 +427,4 @@ final class ManagerCore: TaskRecordObserver, EngineEventObserver {
         }
     }
 
-    /// The items of new tasks, from their records.
-    func items(_ urls: [String], _ state: ManagerState, engine: DownloadEngine) -> [ListItem] {
-        urls.compactMap { url in
-            let record = state.records[url]
-            return record.map { listItem($0, state.extras[url] ?? TaskExtras()) }
-        }
-    }
 }
