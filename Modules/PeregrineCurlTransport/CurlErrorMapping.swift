@@ -20,7 +20,7 @@ enum CurlErrorMapping {
             CURLE_SSL_ENGINE_SETFAILED, CURLE_SSL_ENGINE_INITFAILED, CURLE_USE_SSL_FAILED:
             kind = .tls
         case CURLE_PARTIAL_FILE:
-            kind = .lengthMismatch
+            kind = .connectionClosed
         case CURLE_WRITE_ERROR:
             kind = .writeFailed
         case CURLE_ABORTED_BY_CALLBACK:

@@ -259,7 +259,9 @@ final class CurlTransfer: @unchecked Sendable {
         if let expected = expectedBodyLength, receivedBytes != expected || sawExcessBytes {
             let detail = sawExcessBytes ? "more than the \(expected) announced" : "\(receivedBytes) of \(expected)"
             return .failure(
-                TransportError(.lengthMismatch, "the body had \(detail) bytes (Content-Length)", url: hop.string)
+                TransportError(
+                    sawExcessBytes ? .lengthMismatch : .connectionClosed,
+                    "the body had \(detail) bytes (Content-Length)", url: hop.string)
             )
         }
         do {

@@ -236,7 +236,10 @@ final class MockTransfer: @unchecked Sendable {
         }
         if body.plan.closesConnection {
             return finish(
-                .failure(lengthMismatch(body, detail: "the server closed the connection after \(body.written) bytes")))
+                .failure(
+                    lengthMismatch(
+                        body, detail: "the server closed the connection after \(body.written) bytes",
+                        code: .connectionClosed)))
         }
         // The server sent less than it announced and keeps the connection open: wait for more.
         phase = .stalled
@@ -279,9 +282,11 @@ final class MockTransfer: @unchecked Sendable {
         return now.advanced(by: .seconds(1) * count / rate)
     }
 
-    private func lengthMismatch(_ body: Body, detail: String) -> TransportError {
+    private func lengthMismatch(
+        _ body: Body, detail: String, code: TransportError.Code = .lengthMismatch
+    ) -> TransportError {
         error(
-            .lengthMismatch,
+            code,
             "\(detail): received \(body.written) of \(body.announced.map(String.init) ?? "unknown") bytes from \(body.head.effectiveURL)",
             url: body.head.effectiveURL)
     }

@@ -16,8 +16,9 @@
 ///    and writes nothing: a whole file is never appended to a partial one.
 /// 6. Write body bytes to the sink at `range.start + bytes so far` (0 without a range), then call
 ///    ``TransferSink/flush()`` before reporting success.
-/// 7. Complete with ``TransportError/Code/lengthMismatch`` when the body is shorter or longer than
-///    the `Content-Length` announced, never with success.
+/// 7. Complete with ``TransportError/Code/connectionClosed`` when the connection ends before the
+///    `Content-Length` announced has arrived, and with ``TransportError/Code/lengthMismatch`` when
+///    more arrives; never with success.
 /// 8. Complete with ``TransportError/Code/writeFailed`` when the sink throws, carrying its errno.
 /// 9. Deliver a transfer's events serially and in order, ending with exactly one
 ///    ``TransferEvent/completed(_:)``; ``TransferEvent/progress(_:)`` events may be coalesced.

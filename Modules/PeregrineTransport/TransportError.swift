@@ -39,8 +39,12 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
         public static let insecureRedirect = Code("insecure redirect")
         /// A redirect to a URL that cannot be downloaded.
         public static let invalidRedirect = Code("invalid redirect")
-        /// The body was shorter or longer than the server announced.
+        /// The body was longer than the server announced, or a finished response was shorter
+        /// with the connection still open.
         public static let lengthMismatch = Code("length mismatch")
+        /// The connection closed before the announced body ended (a dropped or reset connection,
+        /// a server that died mid-body): a network failure, worth a retry from the bytes received.
+        public static let connectionClosed = Code("connection closed early")
         /// The connection broke while sending or receiving.
         public static let network = Code("network error")
         /// The server broke HTTP.
@@ -74,7 +78,7 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
         let reason: FailureReason.Code =
             switch code {
             case .dns: .dns
-            case .connect, .network: .network
+            case .connect, .network, .connectionClosed: .network
             case .tls: .tls
             case .timeout: .timeout
             case .tooSlow: .tooSlow

@@ -229,7 +229,7 @@ struct EngineTransitionTests {
             Issue.record("expected failed, got \(h.engine.state(ofTask: url))")
             return
         }
-        #expect(reason.code == .protocolViolation)
+        #expect(reason.code == .network)
         #expect(h.engine.task(url)?.record.resumeRecord?.offset == 123_457)
         #expect(h.temporaryBytes(of: url) == body.bytes(in: 0..<123_457))
         #expect(h.visibleFiles.isEmpty)

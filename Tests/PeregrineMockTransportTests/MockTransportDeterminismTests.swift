@@ -55,7 +55,7 @@ struct MockTransportDeterminismTests {
         #expect(first.count > 40)
         #expect(first.contains("t+0.03 seconds #1 head 200"))
         #expect(first.contains { $0.hasSuffix("#4 failed cancelled") })
-        #expect(first.contains { $0.hasSuffix("#3 failed length mismatch") })
+        #expect(first.contains { $0.hasSuffix("#3 failed connection closed early") })
         #expect(first.contains { $0.hasSuffix("#1 completed 500000") })
     }
 

@@ -241,14 +241,14 @@ struct MockTransportTests {
         #expect(server.requests.first?.method == "HEAD")
     }
 
-    @Test func droppedConnectionEndsWithLengthMismatchAfterTheBytesReceived() {
+    @Test func droppedConnectionEndsAsANetworkFailureAfterTheBytesReceived() {
         server.setRoute(.file(body).faulting(.dropAfter(bytes: 70_000)), for: "/f")
         let sink = RecordingSink()
         let (log, _) = run(request("/f"), sink: sink)
         #expect(log.head?.contentLength == 200_000)
         #expect(sink.bytes == body.bytes(in: 0..<70_000))
-        #expect(log.error?.code == .lengthMismatch)
-        #expect(log.error?.failureReason.code == .protocolViolation)
+        #expect(log.error?.code == .connectionClosed)
+        #expect(log.error?.failureReason.code == .network)
     }
 
     @Test func bytesBeyondContentLengthEndWithLengthMismatchAndAreNotWritten() {

@@ -31,6 +31,7 @@ struct TransportErrorTests {
         Mapping(error: TransportError(.writeFailed, "x", errno: 13), expected: .fileSystem),
         Mapping(error: TransportError(.writeFailed, "x"), expected: .fileSystem),
         Mapping(error: TransportError(.lengthMismatch, "x"), expected: .protocolViolation),
+        Mapping(error: TransportError(.connectionClosed, "x"), expected: .network),
         Mapping(error: TransportError(.protocolViolation, "x"), expected: .protocolViolation),
         Mapping(error: TransportError(.invalidRedirect, "x"), expected: .protocolViolation),
         Mapping(error: TransportError(.tooManyRedirects, "x"), expected: .protocolViolation),

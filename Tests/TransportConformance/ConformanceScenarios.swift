@@ -273,7 +273,7 @@ enum ConformanceScenarios {
             expected: ConformanceExpectation(
                 events: [
                     "head 200 length=300000",
-                    "failed length mismatch",
+                    "failed connection closed early",
                 ],
                 requests: ["GET BASE/files/dropped.bin"],
                 sink: .bytes(of: file, range: 0..<100_000))
