@@ -51,7 +51,9 @@ extension DownloadManager {
         public var calendar: Calendar
         /// Adapts each request (credentials, trust, headers): plug `PeregrineAuth` here.
         public var requestAdapter: (any RequestAdapter)?
-        /// Decides retries after failures.
+        /// Decides retries after failures: ``BackoffRetryPolicy/standard`` by default (a dropped
+        /// connection, a timeout, 408, 429 and 5xx are tried again after a growing wait, from the
+        /// bytes on disk, honouring `Retry-After`); nil turns retrying off.
         public var retryPolicy: (any RetryPolicy)?
         /// Verifies finished files before they are renamed into place (checksums).
         public var verifier: (any TaskFileVerifier)?
@@ -91,7 +93,7 @@ extension DownloadManager {
             listClock: @escaping @Sendable () -> Date = { Date() },
             calendar: Calendar = Calendar(identifier: .gregorian),
             requestAdapter: (any RequestAdapter)? = nil,
-            retryPolicy: (any RetryPolicy)? = nil,
+            retryPolicy: (any RetryPolicy)? = BackoffRetryPolicy.standard,
             verifier: (any TaskFileVerifier)? = nil,
             thumbnails: Thumbnailer.Configuration = Thumbnailer.Configuration(),
             logger: Logger = Logger(label: "peregrine.manager"),

@@ -142,7 +142,8 @@ extension DownloadEngine {
     static func snapshot(_ entry: TaskEntry) -> DownloadTaskSnapshot {
         DownloadTaskSnapshot(
             record: entry.record, receivedBytes: entry.receivedBytes, isQueued: entry.machine.isQueued,
-            listPosition: entry.rank, retryCount: entry.retryCount, mismatchCount: entry.mismatchCount)
+            listPosition: entry.rank, retryCount: entry.retryCount, mismatchCount: entry.mismatchCount,
+            retryAt: entry.retryAt)
     }
 
     // MARK: Asking the server

@@ -169,9 +169,11 @@ extension DownloadEngine {
         case rejected(FailureReason, verification: VerificationResult, mismatchedFile: MismatchedFilePolicy?)
         /// The task fails; the partial file is durable up to the offset.
         case failed(FailureReason, durableOffset: Int64, failure: TransferFailure?)
-        /// Try again at once, from the durable offset or from zero; `mismatch` is the result of a
-        /// checksum mismatch that led to it.
-        case retry(fromZero: Bool, durableOffset: Int64, failure: TransferFailure?, mismatch: VerificationResult? = nil)
+        /// Try again after `delay` (at once when zero), from the durable offset or from zero;
+        /// `mismatch` is the result of a checksum mismatch that led to it.
+        case retry(
+            fromZero: Bool, durableOffset: Int64, failure: TransferFailure?, mismatch: VerificationResult? = nil,
+            delay: Duration = .zero)
     }
 
     private func handleCompletion(_ result: Result<TransferSummary, TransportError>, of attempt: TransferAttempt) {
@@ -274,6 +276,8 @@ extension DownloadEngine {
                 mismatchedFile: verdict.isMismatch ? attempt.verificationRetry.mismatchedFile : nil)
         case .retry, .retryFromZero:
             return .retry(fromZero: true, durableOffset: 0, failure: failure, mismatch: mismatch)
+        case .retryAfter(let delay):
+            return .retry(fromZero: true, durableOffset: 0, failure: failure, mismatch: mismatch, delay: delay)
         }
     }
 
@@ -303,6 +307,8 @@ extension DownloadEngine {
             case .fail: break
             case .retry: return .retry(fromZero: false, durableOffset: durable, failure: failure)
             case .retryFromZero: return .retry(fromZero: true, durableOffset: 0, failure: failure)
+            case .retryAfter(let delay):
+                return .retry(fromZero: false, durableOffset: durable, failure: failure, delay: delay)
             }
         }
         return .failed(failure.reason, durableOffset: durable, failure: failure)
@@ -335,7 +341,7 @@ extension DownloadEngine {
                 case .rejected(let reason, let verification, let mismatchedFile):
                     rejectFile(
                         key, reason, verification: verification, mismatchedFile: mismatchedFile, &state, &effects)
-                case .retry(let fromZero, let durable, let failure, let mismatch):
+                case .retry(let fromZero, let durable, let failure, let mismatch, let delay):
                     if let mismatch {
                         state.tasks[key]!.mismatchCount += 1
                         state.tasks[key]!.record.verification = mismatch
@@ -343,7 +349,9 @@ extension DownloadEngine {
                             "checksum mismatch, downloading again",
                             metadata: ["url": "\(key)", "reason": "\(failure?.reason.message ?? "")"])
                     }
-                    retryTask(key, fromZero: fromZero, attempt: attempt, durable: durable, failure, &state, &effects)
+                    retryTask(
+                        key, fromZero: fromZero, attempt: attempt, durable: durable, failure, delay: delay, &state,
+                        &effects)
                 }
             }
             if let entry = state.tasks[key], entry.attempt == nil, entry.startWhenDrained,
@@ -477,7 +485,7 @@ extension DownloadEngine {
 
     private func retryTask(
         _ key: String, fromZero: Bool, attempt: TransferAttempt, durable: Int64, _ failure: TransferFailure?,
-        _ state: inout EngineState, _ effects: inout Effects
+        delay: Duration, _ state: inout EngineState, _ effects: inout Effects
     ) {
         guard let entry = state.tasks[key] else { return }
         state.tasks[key]!.retryCount += 1
@@ -488,13 +496,15 @@ extension DownloadEngine {
             directory.remove(entry.record.temporaryFileName)
             return
         }
-        if fromZero {
+        if fromZero, delay <= .zero {
             logger.info(
                 "restarting from zero", metadata: ["url": "\(key)", "reason": "\(failure?.reason.message ?? "")"])
             try? transition(key, .restartFromZero, &state, &effects)
             return
         }
-        if attempt.isResumable || attempt.startOffset > 0, durable > 0, var record = entry.machine.resumeRecord {
+        if !fromZero, attempt.isResumable || attempt.startOffset > 0, durable > 0,
+            var record = entry.machine.resumeRecord
+        {
             record.offset = durable
             try? transition(key, .updateResumeRecord(record), &state, &effects)
         } else {
@@ -502,7 +512,35 @@ extension DownloadEngine {
             directory.remove(entry.record.temporaryFileName)
         }
         entry.receivedBytes = entry.machine.resumeRecord?.offset ?? 0
-        startAttempt(entry, &state, &effects)
+        guard delay > .zero else {
+            startAttempt(entry, &state, &effects)
+            return
+        }
+        // Wait on the engine's clock, holding the slot; a pause, stop or delete meanwhile leaves
+        // the task in another state or with another transfer, and the timer then does nothing.
+        entry.retryGeneration &+= 1
+        entry.retryAt = clock.now() + delay
+        let generation = entry.retryGeneration
+        let reason = failure?.reason ?? FailureReason(.unknown, message: "the transfer failed")
+        logger.info(
+            "retrying later",
+            metadata: ["url": "\(key)", "after": "\(delay)", "retry": "\(entry.retryCount)", "reason": "\(reason)"])
+        effects.events.append(.retrying(key, after: delay, reason: reason))
+        effects.markDirty(key)
+        effects.timers.append(
+            (delay, { [weak self] in self?.retryTimerFired(key, generation: generation) }))
+    }
+
+    /// A waiting retry's time came: start the transfer unless the task moved on meanwhile.
+    private func retryTimerFired(_ key: String, generation: UInt64) {
+        perform { state, effects in
+            guard let entry = state.tasks[key], entry.retryGeneration == generation, entry.retryAt != nil else {
+                return
+            }
+            entry.retryAt = nil
+            guard entry.attempt == nil, entry.machine.state == .downloading else { return }
+            startAttempt(entry, &state, &effects)
+        }
     }
 
     /// The MIME type of a `Content-Type` value: before any parameter, trimmed, lower-cased.

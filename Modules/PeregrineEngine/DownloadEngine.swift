@@ -181,6 +181,7 @@ public final class DownloadEngine: Sendable {
             attempt.apply(command, sequence: sequence, on: transport)
         }
         for attempt in effects.launches { launch(attempt) }
+        for timer in effects.timers { clock.schedule(timer.delay, timer.work) }
         if effects.syncDirectory { directory.synchronize() }
         let leftovers = effects.leftoverLinks
         if let observer = configuration.recordObserver, !effects.recordChanges.isEmpty {
@@ -284,6 +285,7 @@ public final class DownloadEngine: Sendable {
 
         entry.record.state = after.state
         entry.record.resumeRecord = after.resumeRecord
+        if after.state != .downloading { entry.retryAt = nil }
         if !after.holdsSlot, after.state != .finished {
             entry.receivedBytes = after.resumeRecord?.offset ?? 0
         }
@@ -343,6 +345,7 @@ public final class DownloadEngine: Sendable {
             entry.startWhenDrained = true
             return
         }
+        entry.retryAt = nil
         let record = entry.machine.resumeRecord
         guard let temporaryPath = directory.location(of: entry.record.temporaryFileName) else { return }
         state.nextAttempt += 1

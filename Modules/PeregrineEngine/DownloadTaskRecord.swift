@@ -113,6 +113,9 @@ public struct DownloadTaskSnapshot: Sendable, Hashable {
     /// How many downloads of it ended with a checksum mismatch since the user last started it
     /// (kept after it failed, so a `failed(.verification)` task tells how often it tried).
     public var mismatchCount: Int = 0
+    /// When a waiting retry starts the next transfer, on the engine's clock (``EngineClock/now``);
+    /// nil when no retry waits.
+    public var retryAt: Duration?
 
     /// The file's checksum verification.
     public var verification: VerificationResult { record.verification }

@@ -1,10 +1,12 @@
-/// Why a ``DownloadEngine`` could not be created.
+/// Why a ``DownloadEngine`` or one of its parts (a ``BackoffRetryPolicy``) could not be created.
 public struct EngineError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A kind of problem; a struct with static members so that the set can grow.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         let name: String
         /// The download directory does not exist and cannot be created, or is not a directory.
         public static let directoryUnavailable = Code(name: "download directory unavailable")
+        /// A setting is out of its range (a negative retry count, say).
+        public static let invalidArgument = Code(name: "invalid argument")
         public var description: String { name }
     }
 

@@ -20,6 +20,9 @@ public enum EngineEvent: Sendable, Hashable {
     case finished(String, path: String)
     /// A task failed.
     case failed(String, FailureReason)
+    /// A transfer of a task failed and the retry policy waits `after` (on the engine's clock)
+    /// before trying again; the task stays `downloading`.
+    case retrying(String, after: Duration, reason: FailureReason)
     /// A task left the engine.
     case deleted(String)
     /// A task's file was deleted; the task stays, `pending`.
@@ -33,7 +36,7 @@ public enum EngineEvent: Sendable, Hashable {
         switch self {
         case .added(let url), .waiting(let url), .started(let url, _), .progress(let url, _, _), .paused(let url),
             .stopped(let url), .finished(let url, _), .failed(let url, _), .deleted(let url), .fileDeleted(let url),
-            .restored(let url, _):
+            .restored(let url, _), .retrying(let url, _, _):
             url
         }
     }

@@ -18,8 +18,9 @@ public protocol RequestAdapter: Sendable {
     func adapt(_ request: inout TransferRequest, for task: TaskContext)
 }
 
-/// Decides whether a failed transfer is tried again before the task fails: a 401 answered
-/// with credentials, a 503 after its Retry-After, a checksum mismatch (Reed retries three times).
+/// Decides whether a failed transfer is tried again before the task fails: a dropped
+/// connection, a 503 after its Retry-After, a checksum mismatch (Reed retries three times).
+/// ``BackoffRetryPolicy`` is the one that ships.
 ///
 /// Called outside the engine's lock on the transport's thread; must be quick.
 public protocol RetryPolicy: Sendable {
@@ -35,6 +36,11 @@ public enum RetryDecision: Sendable, Hashable {
     case retry
     /// Try again at once from the first byte, discarding the partial file.
     case retryFromZero
+    /// Try again once the delay has passed on the engine's clock, from the bytes already on
+    /// disk when the server allows resuming (from the first byte after a checksum mismatch). The
+    /// task stays `downloading` and keeps its slot meanwhile; ``EngineEvent/retrying(_:after:reason:)``
+    /// says so, and pausing, stopping or deleting it cancels the wait.
+    case retryAfter(Duration)
 }
 
 /// Checks a downloaded file before it is renamed into place: the seam where checksum

@@ -26,6 +26,10 @@ final class TaskEntry: @unchecked Sendable {
     var previousFailure: TransferFailure?
     /// Downloads that ended with a checksum mismatch since the user's last action.
     var mismatchCount = 0
+    /// When (on the engine's clock) a waiting retry starts the next transfer; nil when none waits.
+    var retryAt: Duration?
+    /// Changes with every waiting retry, so that a timer knows whether it is still the current one.
+    var retryGeneration: UInt64 = 0
 
     init(url: DownloadURL, record: DownloadTaskRecord, machine: TaskStateMachine, rank: Int64, receivedBytes: Int64) {
         self.url = url
@@ -106,6 +110,8 @@ struct Effects: Sendable {
     /// Temporary names still linked to files placed in this section (task, temporary name,
     /// placed name): removed once the records saying where the files went are durable.
     var leftoverLinks: [LeftoverLink] = []
+    /// Work to schedule on the engine's clock after the lock (waiting retries).
+    var timers: [(delay: Duration, work: @Sendable () -> Void)] = []
     /// Whether record changes are collected (only when a ``TaskRecordObserver`` listens).
     var tracksRecords = false
 

@@ -57,11 +57,18 @@ public final class MockTransport: Transport {
         var isRunning = false
     }
 
+    private struct Timer {
+        let due: MockInstant
+        let order: UInt64
+        let work: @Sendable () -> Void
+    }
+
     private struct State {
         var now = MockInstant.zero
         var nextID: UInt64 = 1
         var nextOrder: UInt64 = 0
         var slots: [UInt64: Slot] = [:]
+        var timers: [Timer] = []
         var isStepping = false
 
         mutating func schedule(_ key: UInt64, at time: MockInstant) {
@@ -95,9 +102,24 @@ public final class MockTransport: Transport {
         state.withLock { $0.slots.keys.sorted().map(TransferID.init(rawValue:)) }
     }
 
-    /// When the next step is due, or nil when nothing is scheduled (all done, paused or stalled).
+    /// When the next step (or timer) is due, or nil when nothing is scheduled (all done, paused
+    /// or stalled).
     public var nextStepTime: MockInstant? {
-        state.withLock { $0.slots.values.compactMap(\.due).min() }
+        state.withLock { state in (state.slots.values.compactMap(\.due) + state.timers.map(\.due)).min() }
+    }
+
+    /// Runs `work` once `delay` has passed on the virtual clock, in order with the transfers'
+    /// steps (at the same time, after those scheduled before it): the scheduler of an engine
+    /// clock in tests (`EngineClock(now:date:schedule:)`), so that waiting retries take no real
+    /// time. In ``Mode/manual`` it runs within ``advance(by:)`` and friends.
+    public func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) {
+        let kick = state.withLock { state in
+            state.timers.append(
+                Timer(due: state.now.advanced(by: max(delay, .zero)), order: state.nextOrder, work: work))
+            state.nextOrder += 1
+            return claimExecutor(&state)
+        }
+        if kick { runOnExecutor() }
     }
 
     // MARK: Transport
@@ -223,7 +245,9 @@ public final class MockTransport: Transport {
 
     /// Marks the executor busy when steps are due and it is idle; true when the caller must start it.
     private func claimExecutor(_ state: inout State) -> Bool {
-        guard mode == .automatic, !state.isStepping, state.slots.values.contains(where: { $0.due != nil }) else {
+        guard mode == .automatic, !state.isStepping,
+            !state.timers.isEmpty || state.slots.values.contains(where: { $0.due != nil })
+        else {
             return false
         }
         state.isStepping = true
@@ -238,12 +262,32 @@ public final class MockTransport: Transport {
 
     /// Runs the earliest due step (not after `limit`); false when there is none.
     private func runStep(notAfter limit: MockInstant?, releasingExecutorWhenIdle: Bool = false) -> Bool {
-        let picked: (UInt64, MockTransfer, MockTransfer.Context)? = state.withLock { state in
+        enum Picked {
+            case step(UInt64, MockTransfer, MockTransfer.Context)
+            case timer(@Sendable () -> Void)
+        }
+        let picked: Picked? = state.withLock { state in
             var best: (key: UInt64, due: MockInstant, order: UInt64)?
             for (key, slot) in state.slots {
                 guard let due = slot.due, limit.map({ due <= $0 }) ?? true else { continue }
                 if let current = best, (current.due, current.order) < (due, slot.order) { continue }
                 best = (key, due, slot.order)
+            }
+            var firstTimer: Int?
+            for (index, timer) in state.timers.enumerated() where limit.map({ timer.due <= $0 }) ?? true {
+                if let current = firstTimer,
+                    (state.timers[current].due, state.timers[current].order) < (timer.due, timer.order)
+                {
+                    continue
+                }
+                firstTimer = index
+            }
+            if let index = firstTimer,
+                best.map({ (state.timers[index].due, state.timers[index].order) < ($0.due, $0.order) }) ?? true
+            {
+                let timer = state.timers.remove(at: index)
+                state.now = max(state.now, timer.due)
+                return .timer(timer.work)
             }
             guard let best else {
                 if releasingExecutorWhenIdle { state.isStepping = false }
@@ -258,9 +302,19 @@ public final class MockTransport: Transport {
                 isCancelledNow: { [self] in self.state.withLock { $0.slots[best.key]?.isCancelled ?? true } })
             slot.wasPaused = false
             state.slots[best.key] = slot
-            return (best.key, slot.transfer, context)
+            return .step(best.key, slot.transfer, context)
         }
-        guard let (key, transfer, context) = picked else { return false }
+        let key: UInt64
+        let transfer: MockTransfer
+        let context: MockTransfer.Context
+        switch picked {
+        case nil: return false
+        case .timer(let work):
+            work()
+            return true
+        case .step(let pickedKey, let pickedTransfer, let pickedContext):
+            (key, transfer, context) = (pickedKey, pickedTransfer, pickedContext)
+        }
         let outcome = transfer.step(context)
         state.withLock { state in
             guard var slot = state.slots[key] else { return }

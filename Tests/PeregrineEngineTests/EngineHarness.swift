@@ -30,7 +30,9 @@ final class EngineHarness: Sendable {
         scratch = try TemporaryDirectory(prefix: "peregrine-engine")
         var configuration = DownloadEngine.Configuration(
             directory: scratch.path("downloads"),
-            clock: EngineClock(now: { transport.now.offset }, date: { EngineHarness.date }))
+            clock: EngineClock(
+                now: { transport.now.offset }, date: { EngineHarness.date },
+                schedule: { transport.schedule(after: $0, $1) }))
         configure(&configuration)
         engine = try DownloadEngine(transport: transport, configuration: configuration)
         recorder = EventRecorder(engine)

@@ -34,7 +34,9 @@ final class ManagerHarness: Sendable {
         var configuration = DownloadManager.Configuration(
             downloadDirectory: scratch.path("downloads"), stateDirectory: scratch.path("state"), transport: transport,
             storeFactory: { _, _ in store },
-            clock: EngineClock(now: { transport.now.offset }, date: { ManagerHarness.date }),
+            clock: EngineClock(
+                now: { transport.now.offset }, date: { ManagerHarness.date },
+                schedule: { transport.schedule(after: $0, $1) }),
             listClock: { ManagerHarness.date })
         configure(&configuration)
         manager = try DownloadManager(identifier: "test", manualMode: manualMode, configuration: configuration)

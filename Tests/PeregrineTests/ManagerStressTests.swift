@@ -86,7 +86,9 @@ import Testing
             let configuration = DownloadManager.Configuration(
                 downloadDirectory: scratch.path("downloads\(index)"), stateDirectory: scratch.path("state\(index)"),
                 transport: transport, storeFactory: { _, _ in store }, maxDownloadCount: 3,
-                clock: EngineClock(now: { transport.now.offset }, date: { ManagerHarness.date }),
+                clock: EngineClock(
+                    now: { transport.now.offset }, date: { ManagerHarness.date },
+                    schedule: { transport.schedule(after: $0, $1) }),
                 listClock: { ManagerHarness.date })
             return try DownloadManager(identifier: "stress\(index)", configuration: configuration)
         }
