@@ -40,8 +40,14 @@ struct ManagerState {
     var parkedEvents: [String: [(event: EngineEvent, ending: Int?)]] = [:]
     /// How many endings (`finished`, `failed`) of each task the engine announced…
     var announcedEndings: [String: Int] = [:]
-    /// … and how many the store recorded (or saw superseded by a later record).
+    /// … and how many the store recorded (or saw superseded by a later record), never more than
+    /// were announced (a restored finished record is no announced ending).
     var recordedEndings: [String: Int] = [:]
+
+    /// Counts `count` endings of a task as recorded.
+    mutating func countRecordedEndings(_ url: String, _ count: Int) {
+        recordedEndings[url] = min((recordedEndings[url] ?? 0) + count, announcedEndings[url] ?? 0)
+    }
 }
 
 /// The part of a manager the engine calls back into — as its ``TaskRecordObserver`` (records,
@@ -126,14 +132,14 @@ final class ManagerCore: TaskRecordObserver, EngineEventObserver {
                 }
                 if let last = state.sequences[url], last >= change.sequence {
                     // Superseded by a record already stored: the ending is as good as recorded.
-                    if isEnding { state.recordedEndings[url, default: 0] += 1 }
+                    if isEnding { state.countRecordedEndings(url, 1) }
                     released += releaseParkedEvents(of: url, &state)
                     continue
                 }
                 state.sequences[url] = change.sequence
-                if isEnding, case .upsert(let record) = change.kind, let previous = state.records[url],
-                    previous.state != record.state
-                {
+                // The first record seen of a task may already be its ending: changes reported from
+                // two threads can arrive in either order (the later one wins by sequence).
+                if isEnding, case .upsert(let record) = change.kind, state.records[url]?.state != record.state {
                     endings[url, default: 0] += 1
                 }
                 defer { released += releaseParkedEvents(of: url, &state) }
@@ -192,7 +198,7 @@ final class ManagerCore: TaskRecordObserver, EngineEventObserver {
                 }
                 // Not written at all, or already synced: the events need not wait.
                 if !written || calledEarly {
-                    for (url, count) in endings { state.recordedEndings[url, default: 0] += count }
+                    for (url, count) in endings { state.countRecordedEndings(url, count) }
                     for url in endings.keys { released += releaseParkedEvents(of: url, &state) }
                 }
             }
@@ -224,7 +230,7 @@ final class ManagerCore: TaskRecordObserver, EngineEventObserver {
         let handles = state.withLock { state -> [(DownloadTaskHandle, EngineEvent)] in
             var released: [EngineEvent] = []
             for (url, count) in endings {
-                state.recordedEndings[url, default: 0] += count
+                state.countRecordedEndings(url, count)
                 released += releaseParkedEvents(of: url, &state)
             }
             return released.flatMap { publish($0, &state) }
