@@ -106,8 +106,8 @@ let package = Package(
         .executableTarget(
             name: "peregrine",
             dependencies: [
-                "PeregrineCurlTransport", "PeregrineVerification", "PeregrineAuth", "PeregrineStorage",
-                "PeregrineJSONStorage", "PeregrinePlistStorage",
+                "Peregrine", "PeregrineCurlTransport", "PeregrineVerification", "PeregrineAuth", "PeregrineStorage",
+                "PeregrineJSONStorage", "PeregrinePlistStorage", logging,
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Examples/peregrine"

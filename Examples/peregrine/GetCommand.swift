@@ -1,9 +1,10 @@
 import ArgumentParser
+import Dispatch
+import Logging
+import Peregrine
 import PeregrineAuth
-import PeregrineCore
 import PeregrineCurlTransport
-import PeregrineTransport
-import PeregrineVerification
+import Synchronization
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -14,35 +15,111 @@ import PeregrineVerification
     import Glibc
 #endif
 
-/// `peregrine get URL... [-o DIR] [--checksum ALGORITHM=HEX]... [--checksum-url URL]...`:
-/// downloads each URL into a directory with a live progress line, verifying checksums (given,
-/// or read from a checksum file) while the bytes arrive.
+/// `peregrine get URL... [-i FILE] [-o DIR]`: downloads on the same engine and store as every
+/// other program of the package, so a rerun continues where the last run stopped.
 struct GetCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "get",
-        abstract: "Download one or more URLs into a directory.",
+        abstract: "Download URLs into a directory; run the same command again to continue.",
         discussion: """
-            Each file is written to a temporary file beside its destination and renamed into place only \
-            after a 2xx answer with the announced length and, with --checksum, a matching digest; a failed \
-            download leaves nothing behind. The digest is computed while the file downloads, on a thread of \
-            its own: no second pass over the file. A file whose digest does not match never reaches its \
-            destination: it is kept as NAME.mismatch in the output directory (replacing an older one), or \
-            deleted with --delete-mismatched. The exit status is non-zero when any download failed or did \
-            not match.
+            Each file downloads to a hidden temporary file in the output directory and takes its name only \
+            after a 2xx answer with the announced length and, with --checksum, a matching digest (hashed while \
+            the bytes arrive). A name is never given to two downloads, here or in another process: a taken \
+            name gets " (1)" before its extension.
+
+            Running the same command again continues every interrupted download from its last synced byte \
+            (Range + If-Range; from zero when the file changed on the server) and does not download a file \
+            that is complete: it is reported as complete (and checked when a checksum is given). \
+            --overwrite downloads it again and replaces it; --no-clobber never replaces or renames around an \
+            existing file. Ctrl-C or SIGTERM stops the transfers, keeps their partial files and exits; kill -9 \
+            loses at most the last second of progress. What the next run resumes from is kept in a store under \
+            $XDG_STATE_HOME/peregrine/get (~/.local/state/peregrine/get), one per output directory, or in \
+            --state-dir.
+
+            Transient failures (a dropped or reset connection, a timeout, 408, 429, 5xx) are retried \
+            --retry times, waiting --retry-wait seconds and twice as long each time, honouring Retry-After; \
+            the retry continues from the bytes on disk.
+
+            Standard output carries only results: the path of each file in place, one per line, or with \
+            --json one JSON object per line for every event. Progress, with speed and remaining time, and \
+            failures go to standard error. Passwords in URLs are used like --user, never printed or stored. \
+            A proxy comes from -x or the http_proxy, https_proxy and no_proxy variables.
+
+            \(GetExitCode.table)
             """
     )
 
     @Argument(help: "The http or https URLs to download.")
-    var urls: [String]
+    var urls: [String] = []
 
-    @Option(name: [.customShort("o"), .long], help: "The directory to download into.")
-    var output: String = "."
+    @Option(
+        name: [.customShort("i"), .customLong("input-file")],
+        help: ArgumentHelp(
+            "Read URLs from FILE (- for standard input), one per line, each optionally followed by "
+                + "checksum=ALGORITHM=HEX and out=NAME; # starts a comment.", valueName: "file"))
+    var inputFile: String?
 
-    @Option(help: "How many downloads run at once.")
+    @Option(
+        name: [.customShort("o"), .customShort("d"), .customLong("dir"), .customLong("directory")],
+        help: ArgumentHelp("The directory to download into; made when missing.", valueName: "dir"))
+    var directory: String = "."
+
+    @Option(
+        name: [.customShort("O"), .customLong("output")],
+        help: ArgumentHelp("The file name for the one URL given.", valueName: "name"))
+    var outputName: String?
+
+    @Option(name: [.customShort("j"), .long], help: "How many downloads run at once.")
     var parallel: Int = 4
+
+    @Flag(help: "Download complete files again and replace them.")
+    var overwrite = false
+
+    @Flag(help: "Never replace or rename around an existing file: skip the download.")
+    var noClobber = false
+
+    @Option(name: [.customShort("H"), .customLong("header")], help: "An extra request header, NAME: VALUE.")
+    var headers: [String] = []
+
+    @Option(name: [.customShort("A"), .customLong("user-agent")], help: "The User-Agent header.")
+    var userAgent: String?
+
+    @Option(name: .customLong("retry"), help: "How many times to retry a transient failure.")
+    var retries: Int = 5
+
+    @Option(name: .customLong("retry-wait"), help: "Seconds before the first retry; doubles each time.")
+    var retryWait: Double = 1
+
+    @Option(help: "Give up on a connection that receives nothing for this many seconds.")
+    var timeout: Double?
+
+    @Option(name: .customLong("connect-timeout"), help: "Seconds connecting (TCP and TLS) may take.")
+    var connectTimeout: Double?
+
+    @Option(
+        name: .customLong("limit-rate"),
+        help: ArgumentHelp("The most bytes per second per download: 500k, 2M, 1G or bytes.", valueName: "rate"))
+    var limitRate: String?
+
+    @Option(name: [.customShort("x"), .customLong("proxy")], help: "Use this proxy: http://[user:pass@]host:port.")
+    var proxy: String?
+
+    @Flag(help: "Write one JSON object per line on standard output for every event.")
+    var json = false
 
     @Flag(name: .shortAndLong, help: "Print no progress line.")
     var quiet = false
+
+    @Flag(name: .shortAndLong, help: "Log what the engine does to standard error.")
+    var verbose = false
+
+    @Option(name: .customLong("log"), help: ArgumentHelp("Append log lines to FILE.", valueName: "file"))
+    var logFile: String?
+
+    @Option(
+        name: .customLong("state-dir"),
+        help: ArgumentHelp("Keep what a rerun resumes from here instead of $XDG_STATE_HOME.", valueName: "dir"))
+    var stateDirectory: String?
 
     @Option(help: "Trust the CA certificates in this PEM file instead of the system's.")
     var cacert: String?
@@ -85,9 +162,45 @@ struct GetCommand: AsyncParsableCommand {
     @Flag(help: "Allow credentials over plain http (they are sent only over https otherwise).")
     var authOverHTTP = false
 
+    // MARK: Checking the flags
+
     func validate() throws {
         guard parallel >= 1 else { throw ValidationError("--parallel must be at least 1") }
         guard maxRedirects >= 0 else { throw ValidationError("--max-redirects must not be negative") }
+        guard retries >= 0 else { throw ValidationError("--retry must not be negative") }
+        guard retryWait > 0, retryWait.isFinite, retryWait <= 86_400 else {
+            throw ValidationError("--retry-wait takes a number of seconds above 0 (at most a day)")
+        }
+        for (name, value) in [("--timeout", timeout), ("--connect-timeout", connectTimeout)] {
+            if let value, !(value > 0 && value.isFinite && value <= 86_400) {
+                throw ValidationError("\(name) takes a number of seconds above 0 (at most a day)")
+            }
+        }
+        if let limitRate, RateParser.bytesPerSecond(limitRate) == nil {
+            throw ValidationError("--limit-rate takes bytes per second, like 500k, 2M or 1048576, not \(limitRate)")
+        }
+        for header in headers {
+            guard let colon = header.firstIndex(of: ":"), colon != header.startIndex,
+                !header[..<colon].contains(where: { $0 == " " || $0 == "\t" }),
+                !header.contains(where: { $0 == "\r" || $0 == "\n" })
+            else {
+                throw ValidationError("--header takes NAME: VALUE on one line, not \(header.prefix(60))")
+            }
+        }
+        if let proxy {
+            guard let components = URLComponents(string: proxy), let scheme = components.scheme,
+                ["http", "https", "socks4", "socks4a", "socks5", "socks5h"].contains(scheme.lowercased()),
+                components.host?.isEmpty == false
+            else { throw ValidationError("--proxy takes SCHEME://HOST[:PORT], like http://proxy:3128") }
+        }
+        if overwrite, noClobber { throw ValidationError("--overwrite and --no-clobber exclude each other") }
+        guard !urls.isEmpty || inputFile != nil else { throw ValidationError("give URLs, or --input-file") }
+        if outputName != nil, urls.count + (inputFile == nil ? 0 : 1) != 1 {
+            throw ValidationError("--output names the file of one URL; use out= in an --input-file for several")
+        }
+        if let outputName, outputName.isEmpty || outputName.contains("/") || outputName == "." || outputName == ".." {
+            throw ValidationError("--output takes a file name without a directory; put the directory in -o")
+        }
         _ = try expectedChecksums()
         _ = try checksumSources()
         guard AuthenticationScheme.schemes(named: auth) != nil else {
@@ -95,6 +208,10 @@ struct GetCommand: AsyncParsableCommand {
         }
         if let user, !user.contains(":") { throw ValidationError("--user takes NAME:PASSWORD") }
         _ = try trustEvaluation()
+        var status = stat()
+        if stat(directory, &status) == 0, status.st_mode & S_IFMT != S_IFDIR {
+            throw ValidationError("-o \(directory) is a file, not a directory")
+        }
     }
 
     /// The trust asked for by `--cacert`, `--pin` and `--insecure`, checked: every pin must be
@@ -119,46 +236,26 @@ struct GetCommand: AsyncParsableCommand {
         return evaluation
     }
 
-    /// The transport: libcurl, wrapped in the Basic/Digest retrier when credentials were given.
-    private func makeTransport(for requests: [TransferRequest]) -> (any Transport, shutdown: () -> Void) {
-        let curl = CurlTransport()
-        guard let user else { return (curl, curl.shutdown) }
-        let separator = user.firstIndex(of: ":")!
-        let credential = Credential(
-            user: String(user[..<separator]), password: String(user[user.index(after: separator)...]))
-        let store = CredentialStore()
-        for request in requests { store.set(credential, for: ProtectionSpace(url: request.url)) }
-        let configuration = AuthenticatingTransport.Configuration(
-            allowedSchemes: AuthenticationScheme.schemes(named: auth) ?? Set(AuthenticationScheme.allCases),
-            plainHTTPHosts: authOverHTTP ? Set(requests.map(\.url.host)) : []
-        )
-        return (
-            AuthenticatingTransport(wrapping: curl, credentials: store, configuration: configuration), curl.shutdown
-        )
-    }
-
-    /// The expected checksum of each URL, in order (nil when none was given); every spec is
-    /// checked here, before any download starts.
-    private func expectedChecksums() throws(ValidationError) -> [Checksum?] {
+    /// Every `--checksum`, checked; one per URL given on the command line.
+    private func expectedChecksums() throws(ValidationError) -> [String?] {
         guard !checksums.isEmpty else { return urls.map { _ in nil } }
         guard checksums.count == urls.count else {
             throw ValidationError(
                 "give one --checksum per URL, in order: \(urls.count) URL\(urls.count == 1 ? "" : "s"), "
                     + "\(checksums.count) checksum\(checksums.count == 1 ? "" : "s")")
         }
-        var result: [Checksum?] = []
         for spec in checksums {
             do {
-                result.append(try Checksum(parsing: spec))
+                _ = try Checksum(parsing: spec)
             } catch {
                 throw ValidationError("--checksum \(spec.count > 80 ? String(spec.prefix(80)) + "…" : spec): \(error)")
             }
         }
-        return result
+        return checksums
     }
 
-    /// The checksum file of each URL, in order (nil when none was given).
-    private func checksumSources() throws(ValidationError) -> [DownloadURL?] {
+    /// The checksum file of each command-line URL, in order (nil when none was given).
+    private func checksumSources() throws(ValidationError) -> [String?] {
         guard !checksumURLs.isEmpty else { return urls.map { _ in nil } }
         guard checksums.isEmpty else { throw ValidationError("give --checksum or --checksum-url, not both") }
         guard checksumURLs.count == 1 || checksumURLs.count == urls.count else {
@@ -166,191 +263,127 @@ struct GetCommand: AsyncParsableCommand {
                 "give one --checksum-url for every URL, or one per URL in order: \(urls.count) URLs, "
                     + "\(checksumURLs.count) checksum URLs")
         }
-        var sources: [DownloadURL?] = []
         for string in checksumURLs {
             do {
-                sources.append(try DownloadURL(string))
+                _ = try DownloadURL(string)
             } catch {
                 throw ValidationError(
                     "--checksum-url \(string.count > 80 ? String(string.prefix(80)) + "…" : string): \(error)")
             }
         }
-        return sources.count == 1 ? urls.map { _ in sources[0] } : sources
+        return checksumURLs.count == 1 ? urls.map { _ in checksumURLs[0] } : checksumURLs
     }
+
+    // MARK: Running
 
     func run() async throws {
-        // Every URL and checksum is checked before any I/O.
-        let expected = try expectedChecksums()
-        let sources = try checksumSources()
-        var requests: [TransferRequest] = []
-        for string in urls {
-            do {
-                var request = TransferRequest(url: try DownloadURL(string))
-                request.trust = trustPolicy
-                request.redirects = RedirectPolicy(maxHops: maxRedirects)
-                requests.append(request)
-            } catch {
-                throw CommandFailure("\(error)")
-            }
+        let items: [GetItem]
+        do {
+            items = try collectItems()
+        } catch {
+            throw ValidationError(error.description)
         }
-        var status = stat()
-        guard stat(output, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else {
-            throw CommandFailure("the output directory \(output) does not exist")
+        let logger = makeLogger()
+        if let proxy {
+            // libcurl reads these for every transfer; -x wins over the environment.
+            setenv("http_proxy", proxy, 1)
+            setenv("https_proxy", proxy, 1)
         }
         if insecure { printError("warning: TLS certificate checks are off") }
-
-        let (transport, shutdown) = makeTransport(for: requests)
-        defer { shutdown() }
-        let board = ProgressBoard(total: requests.count, isEnabled: !quiet)
-        let failures = await withTaskGroup(of: Bool.self) { group in
-            var failures = 0
-            var next = 0
-            func launch() {
-                let request = requests[next]
-                let checksum = expected[next]
-                let source = sources[next]
-                next += 1
-                group.addTask {
-                    await download(request, checksum: checksum, from: source, with: transport, board: board)
-                }
-            }
-            while next < requests.count, next < parallel { launch() }
-            for await succeeded in group {
-                if !succeeded { failures += 1 }
-                if next < requests.count { launch() }
-            }
-            return failures
-        }
-        board.finish()
-        if failures > 0 {
-            throw CommandFailure("\(failures) of \(requests.count) downloads failed")
-        }
-    }
-
-    /// The result of the digest computed while downloading; when it could not be computed there
-    /// (the transport wrote out of order), a second pass over the file.
-    private static func verify(_ hashing: HashingSink, file: String, against expected: Checksum) throws
-        -> VerificationResult
-    {
+        let session: GetSession
         do {
-            return try hashing.verify(against: expected)
-        } catch  where error.code == .nonContiguousWrite {
-            return try FileVerifier().verify(fileAt: file, against: expected)
-        }
-    }
-
-    /// Keeps a mismatched download as `destination.mismatch` (or deletes it) and says which.
-    private func setAside(_ partial: String, as destination: String) -> String {
-        let policy: MismatchedFilePolicy = deleteMismatched ? .delete : .keepAside
-        guard let aside = policy.asidePath(forDestination: destination) else {
-            unlink(partial)
-            return "the file was deleted"
-        }
-        guard rename(partial, aside) == 0 else {
-            let reason = String(cString: strerror(errno))
-            unlink(partial)
-            return "the file was deleted (cannot keep it as \(aside): \(reason))"
-        }
-        return "the file was kept as \(aside)"
-    }
-
-    /// Reads the expected checksum of the file `name` from a checksum file, fetched into memory
-    /// (at most 1 MiB) with the download's trust and redirect settings.
-    private func fetchChecksum(
-        from source: DownloadURL, for name: String, like template: TransferRequest, with transport: any Transport
-    ) async throws -> Checksum {
-        var request = template
-        request.url = source
-        let sink = MemorySink(limit: 1 << 20)
-        do {
-            _ = try await transport.download(request, to: sink)
+            session = try GetSession(command: self, items: items, logger: logger)
         } catch {
-            throw CommandFailure("no checksum from \(source): \(error)")
+            printError("\(error)")
+            throw ExitCode(GetExitCode.code(forSetupError: error))
         }
-        do {
-            return try ChecksumList.checksum(
-                fromChecksumFile: String(decoding: sink.bytes, as: UTF8.self), named: source.url.lastPathComponent,
-                forFileNamed: [name])
-        } catch {
-            throw CommandFailure("no checksum from \(source): \(error)")
-        }
+        let status = await session.run()
+        if status != GetExitCode.success { throw ExitCode(status) }
     }
 
-    /// The policy of every request; ``validate()`` has checked the options.
-    private var trustPolicy: TrustPolicy {
-        (try? trustEvaluation())?.policy ?? .system
+    /// The items of the command line and the input file, in order; credentials in URLs taken out.
+    private func collectItems() throws(GetUsageError) -> [GetItem] {
+        let sums: [String?]
+        let sources: [String?]
+        do {
+            sums = try expectedChecksums()
+            sources = try checksumSources()
+        } catch {
+            throw GetUsageError(error.message)
+        }
+        var items: [GetItem] = []
+        for (index, url) in urls.enumerated() {
+            var item = GetInput.item(url, origin: "URL \(index + 1)", checksum: sums[index], outputName: outputName)
+            item.checksumURL = sources[index]
+            items.append(item)
+        }
+        if let inputFile {
+            var fileItems = try GetInput.items(inputFile: inputFile)
+            if let outputName, fileItems.count == 1 { fileItems[0].outputName = fileItems[0].outputName ?? outputName }
+            items += fileItems
+        }
+        // A checksum in an input line is checked here too: a bad one fails its item only.
+        for index in items.indices where items[index].problem == nil {
+            if let spec = items[index].checksum, (try? Checksum(parsing: spec)) == nil {
+                items[index].problem = "\(items[index].origin): checksum=\(spec.prefix(80)) is not ALGORITHM=HEX"
+            }
+            if let name = items[index].outputName, name.isEmpty || name.contains("/") || name == "." || name == ".." {
+                items[index].problem = "\(items[index].origin): out=\(name.prefix(80)) is not a file name"
+            }
+        }
+        return items
     }
 
-    /// Downloads one URL to a temporary file, checks its digest when one is expected, and renames
-    /// it into place; returns whether it succeeded.
-    private func download(
-        _ request: TransferRequest,
-        checksum given: Checksum?,
-        from source: DownloadURL?,
-        with transport: any Transport,
-        board: ProgressBoard
-    ) async -> Bool {
-        let directory = output.hasSuffix("/") ? output : output + "/"
-        let name = FileNaming.fileName(for: request.url)
-        let partial = directory + ".\(name).\(UInt32.random(in: 0...UInt32.max)).part"
-        let slot = board.begin(name)
-        do {
-            var checksum = given
-            if let source {
-                checksum = try await fetchChecksum(from: source, for: name, like: request, with: transport)
-            }
-            let file = try FileSink(path: partial)
-            // With a checksum, the bytes are hashed on their own thread while they are written.
-            let hashing = try checksum.map { expected throws(VerificationError) in
-                try HashingSink(expected.algorithm, wrapping: file)
-            }
-            let summary = try await transport.download(request, to: hashing ?? file) { progress in
-                board.update(slot, progress)
-            }
-            try file.close()
-            var verified = ""
-            if let checksum, let hashing {
-                let result = try Self.verify(hashing, file: partial, against: checksum)
-                if case .mismatch = result {
-                    throw CommandFailure("\(request.url): \(result); \(setAside(partial, as: directory + name))")
-                }
-                verified = ", \(checksum.algorithm) verified"
-            }
-            let destination = FileNaming.freePath(for: name, in: directory)
-            guard rename(partial, destination) == 0 else {
-                throw CommandFailure("cannot move the download to \(destination): \(String(cString: strerror(errno)))")
-            }
-            board.end(slot, success: "\(ByteFormat.size(summary.receivedBytes)) → \(destination)\(verified)")
-            return true
-        } catch {
-            unlink(partial)
-            // A TLS failure names the certificate check that failed and what to do about it.
-            let reason = (error as? TransportError).flatMap(ServerTrustFailure.init).map { "\($0)" } ?? "\(error)"
-            board.end(slot, failure: "\(request.url): \(reason)")
-            return false
+    private func makeLogger() -> Logger {
+        let level: Logger.Level = verbose ? .debug : .warning
+        let file = logFile.flatMap { path -> Int32? in
+            let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+            return fd >= 0 ? fd : nil
         }
+        if logFile != nil, file == nil { printError("warning: cannot open the log file \(logFile!)") }
+        var logger = Logger(label: "peregrine.get") { label in
+            LineLogHandler(label: label, descriptors: (verbose ? [STDERR_FILENO] : []) + (file.map { [$0] } ?? []))
+        }
+        logger.logLevel = logFile != nil ? .debug : level
+        return logger
+    }
+
+    // Read by the session.
+    var trustPolicy: TrustPolicy { (try? trustEvaluation())?.policy ?? .system }
+    var conflictPolicy: FileConflictPolicy { overwrite ? .replace : noClobber ? .skip : .rename }
+}
+
+extension GetExitCode {
+    /// The status when nothing could start: the directory, the state or the store.
+    static func code(forSetupError error: any Error) -> Int32 {
+        if let error = error as? DownloadManagerError, error.code == .directoryUnavailable { return disk }
+        return unknown
     }
 }
 
-/// An error the command prints as one line, without a stack.
-struct CommandFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
+/// Log lines written straight to file descriptors: standard error with `--verbose`, the file of
+/// `--log`. URLs reach the logs only without their credentials (they are taken out first).
+struct LineLogHandler: LogHandler {
+    let label: String
+    let descriptors: [Int32]
+    var logLevel: Logger.Level = .warning
+    var metadata: Logger.Metadata = [:]
 
-func printError(_ text: String) {
-    writeToStandardError("peregrine: \(text)\n")
-}
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
 
-/// Writes text to standard error, unbuffered.
-func writeToStandardError(_ text: String) {
-    var text = text
-    text.withUTF8 { bytes in
-        var done = 0
-        while done < bytes.count {
-            let written = write(STDERR_FILENO, bytes.baseAddress! + done, bytes.count - done)
-            if written <= 0 { return }
-            done += written
+    func log(event: LogEvent) {
+        guard !descriptors.isEmpty else { return }
+        var all = metadata
+        if let extra = event.metadata { all.merge(extra) { _, new in new } }
+        let fields = all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        var line = "\(Date().formatted(.iso8601)) \(event.level) \(label): \(event.message)"
+        if !fields.isEmpty { line += " " + fields }
+        line += "\n"
+        for descriptor in descriptors {
+            line.withUTF8 { bytes in _ = write(descriptor, bytes.baseAddress, bytes.count) }
         }
     }
 }

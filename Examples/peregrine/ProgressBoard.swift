@@ -77,6 +77,21 @@ final class ProgressBoard: Sendable {
         }
     }
 
+    /// A line of its own (a retry, a file complete already), when progress is shown.
+    func note(_ message: String) { line(message, always: false) }
+
+    /// A failure of a download that never started: always shown.
+    func failure(_ message: String) { line("FAILED  \(message)", always: true) }
+
+    private func line(_ message: String, always: Bool) {
+        state.withLock { state in
+            guard isEnabled || always else { return }
+            clearLine()
+            writeToStandardError(message + "\n")
+            if isEnabled, !state.entries.isEmpty { draw(render(state)) }
+        }
+    }
+
     func finish() {
         state.withLock { _ in if isEnabled { clearLine() } }
     }
@@ -103,7 +118,18 @@ final class ProgressBoard: Sendable {
             line += ByteFormat.size(received)
         }
         line += "  \(ByteFormat.size(Int64(speed)))/s"
+        if knowsTotal, expected > received, speed > 0 {
+            line += "  \(Self.remaining(Double(expected - received) / speed)) left"
+        }
         return line
+    }
+
+    /// A remaining time for people: "42 s", "3 min 5 s", "2 h 10 min".
+    static func remaining(_ seconds: Double) -> String {
+        let total = Int(seconds.rounded(.up))
+        if total < 60 { return "\(total) s" }
+        if total < 3600 { return "\(total / 60) min \(total % 60) s" }
+        return "\(total / 3600) h \(total % 3600 / 60) min"
     }
 
     private func draw(_ line: String) {

@@ -139,6 +139,11 @@ extension DownloadEngine {
         }
     }
 
+    /// Whether any transfer runs or still drains: after a stop, its partial file is synced and
+    /// its resume record updated only once the transfer has drained. A program that stops
+    /// everything and exits waits for this to turn false (then saves the store).
+    public var hasTransfersInFlight: Bool { state.withLock { $0.tasks.values.contains { $0.attempt != nil } } }
+
     static func snapshot(_ entry: TaskEntry) -> DownloadTaskSnapshot {
         DownloadTaskSnapshot(
             record: entry.record, receivedBytes: entry.receivedBytes, isQueued: entry.machine.isQueued,

@@ -1,0 +1,146 @@
+import PeregrineAuth
+import PeregrineCore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// One download `peregrine get` was asked for, from the command line or an input file.
+struct GetItem: Sendable {
+    /// Where it was given, for messages: `URL 2`, `list.txt:7`.
+    var origin: String
+    /// The URL as given with any password replaced by `***`: the only form ever printed.
+    var displayURL: String
+    /// The URL without its user information: the task's key, what is stored.
+    var url: String
+    /// Credentials that came inside the URL (`http://user:secret@host/…`).
+    var credential: Credential?
+    /// `checksum=` of an input line, or the matching `--checksum`.
+    var checksum: String?
+    /// `out=` of an input line, or `-O`.
+    var outputName: String?
+    /// A checksum file to read the digest from (`--checksum-url`).
+    var checksumURL: String?
+    /// Why the item cannot be downloaded at all (a malformed URL or line); reported with the
+    /// other failures, never aborting the batch.
+    var problem: String?
+}
+
+/// Reading the items: URLs with credentials taken out, input files with their options.
+enum GetInput {
+    /// An item from a URL string: credentials in it are taken out of the URL and kept apart;
+    /// a URL that cannot be downloaded becomes an item with a ``GetItem/problem``.
+    static func item(_ raw: String, origin: String, checksum: String? = nil, outputName: String? = nil) -> GetItem {
+        let (stripped, credential) = takeCredentials(from: raw)
+        var item = GetItem(
+            origin: origin, displayURL: redacted(raw), url: stripped, credential: credential, checksum: checksum,
+            outputName: outputName)
+        do {
+            _ = try DownloadURL(stripped)
+        } catch {
+            // The stripped string carries no password, so the message is safe to print.
+            item.problem = "\(error)"
+        }
+        return item
+    }
+
+    /// The URL without `user[:password]@`, and the credential it held.
+    static func takeCredentials(from raw: String) -> (url: String, credential: Credential?) {
+        guard let range = userInfoRange(in: raw) else { return (raw, nil) }
+        let userInfo = raw[range]
+        var url = raw
+        url.removeSubrange(range.lowerBound..<raw.index(after: range.upperBound))  // with the "@"
+        let parts = userInfo.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+        let user = String(parts[0]).removingPercentEncoding ?? String(parts[0])
+        let password = parts.count > 1 ? (String(parts[1]).removingPercentEncoding ?? String(parts[1])) : ""
+        return (url, Credential(user: user, password: password))
+    }
+
+    /// `raw` with the password of its user information replaced by `***`.
+    static func redacted(_ raw: String) -> String {
+        guard let range = userInfoRange(in: raw) else { return raw }
+        let userInfo = raw[range]
+        guard let colon = userInfo.firstIndex(of: ":") else { return raw }
+        var text = raw
+        text.replaceSubrange(userInfo.index(after: colon)..<range.upperBound, with: "***")
+        return text
+    }
+
+    /// The `user:password` part between `scheme://` and the last `@` before the path, if any.
+    private static func userInfoRange(in raw: String) -> Range<String.Index>? {
+        guard let schemeEnd = raw.range(of: "://") else { return nil }
+        let authorityStart = schemeEnd.upperBound
+        let authorityEnd =
+            raw[authorityStart...].firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? raw.endIndex
+        guard let at = raw[authorityStart..<authorityEnd].lastIndex(of: "@") else { return nil }
+        return authorityStart..<at
+    }
+
+    /// The items of an input file (`-` for standard input): one URL per line, optionally followed
+    /// by `checksum=ALGORITHM=HEX` and `out=NAME`, separated by blanks; blank lines and lines
+    /// starting with `#` are skipped.
+    ///
+    /// - Throws: a message naming the file when it cannot be read.
+    static func items(inputFile path: String) throws(GetUsageError) -> [GetItem] {
+        let text: String
+        if path == "-" {
+            var data = Data()
+            while let line = readLine(strippingNewline: false) { data.append(contentsOf: line.utf8) }
+            text = String(decoding: data, as: UTF8.self)
+        } else {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw GetUsageError("--input-file \(path): cannot read it")
+            }
+            text = String(decoding: data, as: UTF8.self)
+        }
+        let name = path == "-" ? "standard input" : path
+        var items: [GetItem] = []
+        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" })
+            guard let first = fields.first, !first.hasPrefix("#") else { continue }
+            let origin = "\(name):\(index + 1)"
+            var checksum: String?
+            var out: String?
+            var problem: String?
+            for field in fields.dropFirst() {
+                if field.hasPrefix("checksum=") {
+                    checksum = String(field.dropFirst("checksum=".count))
+                } else if field.hasPrefix("out=") {
+                    out = String(field.dropFirst("out=".count))
+                } else {
+                    problem = "\(origin): unknown option \(field.prefix(40)) (checksum=… and out=… are read)"
+                }
+            }
+            var item = item(String(first), origin: origin, checksum: checksum, outputName: out)
+            if let problem { item.problem = problem }
+            items.append(item)
+        }
+        return items
+    }
+}
+
+/// A rate like curl's `--limit-rate`: bytes per second, with an optional `k`, `m` or `g`
+/// suffix (binary multiples, as curl and wget read them).
+enum RateParser {
+    static func bytesPerSecond(_ text: String) -> Int64? {
+        var digits = text.lowercased()
+        var multiplier: Int64 = 1
+        if let last = digits.last, let factor = ["k": Int64(1) << 10, "m": 1 << 20, "g": 1 << 30][String(last)] {
+            multiplier = factor
+            digits.removeLast()
+        }
+        guard let value = Double(digits), value.isFinite, value > 0, value * Double(multiplier) < 1e15 else {
+            return nil
+        }
+        let rate = Int64(value * Double(multiplier))
+        return rate >= 1 ? rate : nil
+    }
+}
+
+/// A bad flag value or unreadable input: printed as one line naming the flag, exit status 64.
+struct GetUsageError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,404 @@
+import Dispatch
+import Logging
+import Peregrine
+import PeregrineAuth
+import PeregrineCurlTransport
+import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One run of `peregrine get`: a `DownloadManager` on the output directory's store, the items
+/// added or resumed in it, and the events reported until every item ended.
+final class GetSession: Sendable {
+    let manager: DownloadManager
+    let reporter: GetReporter
+    let items: [GetItem]
+    let overwrite: Bool
+    let noClobber: Bool
+    let deleteMismatched: Bool
+    private let shutdownTransport: @Sendable () -> Void
+    private let signalSources = SignalSources()
+    private let interrupted = Atomic<Bool>(false)
+
+    init(command: GetCommand, items: [GetItem], logger: Logger) throws {
+        self.items = items
+        overwrite = command.overwrite
+        noClobber = command.noClobber
+        deleteMismatched = command.deleteMismatched
+        reporter = GetReporter(total: items.count, json: command.json, quiet: command.quiet || command.json)
+
+        let directory: DownloadDirectory
+        do {
+            directory = try DownloadDirectory(path: command.directory)
+        } catch {
+            throw DownloadManagerError(.directoryUnavailable, "\(error)")
+        }
+        let state = command.stateDirectory ?? GetState.directory(for: directory.path)
+
+        let curl = CurlTransport(
+            configuration: CurlTransport.Configuration(
+                maxConnections: max(64, command.parallel * 2),
+                userAgent: command.userAgent ?? CurlTransport.Configuration().userAgent, logger: logger))
+        shutdownTransport = { curl.shutdown() }
+        var transport: any Transport = curl
+        let credentials = CredentialStore()
+        var hasCredentials = false
+        for item in items where item.problem == nil {
+            guard let url = try? DownloadURL(item.url) else { continue }
+            if let credential = item.credential {
+                credentials.set(credential, for: ProtectionSpace(url: url))
+                hasCredentials = true
+            } else if let user = command.user, let colon = user.firstIndex(of: ":") {
+                let credential = Credential(
+                    user: String(user[..<colon]), password: String(user[user.index(after: colon)...]))
+                credentials.set(credential, for: ProtectionSpace(url: url))
+                hasCredentials = true
+            }
+        }
+        if hasCredentials {
+            let hosts = command.authOverHTTP ? Set(items.compactMap { try? DownloadURL($0.url).host }) : []
+            transport = AuthenticatingTransport(
+                wrapping: curl, credentials: credentials,
+                configuration: AuthenticatingTransport.Configuration(
+                    allowedSchemes: AuthenticationScheme.schemes(named: command.auth)
+                        ?? Set(AuthenticationScheme.allCases),
+                    plainHTTPHosts: hosts))
+        }
+
+        var timeouts = TransferTimeouts()
+        if let seconds = command.connectTimeout { timeouts.connect = .milliseconds(Int64(seconds * 1000)) }
+        if let seconds = command.timeout {
+            timeouts.lowSpeed = .init(bytesPerSecond: 1, duration: .milliseconds(Int64(seconds * 1000)))
+        }
+        var headers = HTTPHeaders()
+        for header in command.headers {
+            let colon = header.firstIndex(of: ":")!
+            headers.add(
+                name: String(header[..<colon]),
+                value: String(header[header.index(after: colon)...].drop(while: { $0 == " " || $0 == "\t" })))
+        }
+        let adapter = GetRequestAdapter(
+            headers: headers, trust: command.trustPolicy, redirects: RedirectPolicy(maxHops: command.maxRedirects),
+            timeouts: timeouts, rate: command.limitRate.flatMap(RateParser.bytesPerSecond))
+
+        let retryPolicy: (any RetryPolicy)? =
+            command.retries == 0
+            ? nil
+            : try BackoffRetryPolicy(
+                maxRetries: command.retries, initialDelay: .milliseconds(Int64(command.retryWait * 1000)),
+                maxDelay: .seconds(max(60, Int64(command.retryWait))))
+        let locked = Mutex(false)
+        let storeFactory: DownloadManager.StoreFactory = { identifier, configuration throws(StoreError) in
+            do throws(StoreError) {
+                return try DownloadManager.Configuration.defaultStoreFactory(identifier, configuration)
+            } catch {
+                if error.code == .locked { locked.withLock { $0 = true } }
+                throw error
+            }
+        }
+        var configuration = DownloadManager.Configuration(
+            downloadDirectory: directory.path, stateDirectory: state, transport: transport,
+            storeFactory: storeFactory, flushDelay: .milliseconds(250), maxDownloadCount: command.parallel,
+            conflictPolicy: command.conflictPolicy, requestAdapter: adapter, retryPolicy: retryPolicy,
+            thumbnails: Thumbnailer.Configuration(cachePolicy: .memoryOnly), logger: logger,
+            verificationRetry: VerificationRetryPolicy(
+                maxAttempts: 1, mismatchedFile: command.deleteMismatched ? .delete : .keepAside))
+        configuration.isTrashOpened = false
+        // One store per output directory; a second process on the same directory takes the next.
+        var opened: DownloadManager?
+        for identifier in GetState.identifiers {
+            locked.withLock { $0 = false }
+            do {
+                opened = try DownloadManager(identifier: identifier, configuration: configuration)
+                break
+            } catch {
+                guard locked.withLock({ $0 }) else { throw error }
+            }
+        }
+        guard let opened else {
+            throw DownloadManagerError(.storeFailed, "every store under \(state) is in use by another process")
+        }
+        manager = opened
+        // The flag of this run wins over the limit the store kept from the last one.
+        manager.maxDownloadCount = command.parallel
+        GetState.describe(state, output: directory.path)
+    }
+
+    // MARK: Running
+
+    /// Adds or resumes every item, reports until each ended, and returns the exit status.
+    func run() async -> Int32 {
+        installSignalHandlers()
+        let events = manager.events()
+        var statuses: [Int32?] = Array(repeating: nil, count: items.count)
+        var itemOfTask: [String: Int] = [:]
+        var toAdd: [DownloadItem] = []
+        var indexOfAdded: [String: Int] = [:]
+        var seen: [String: Int] = [:]
+
+        for (index, item) in items.enumerated() {
+            reporter.added(item)
+            if let problem = item.problem {
+                reporter.failed(item, code: "usage", status: GetExitCode.usage, message: problem)
+                statuses[index] = GetExitCode.usage
+                continue
+            }
+            let key = (try? DownloadURL(item.url).normalizedKey) ?? item.url
+            if let first = seen[key] {
+                reporter.skipped(item, because: "the same URL as \(items[first].origin)")
+                statuses[index] = GetExitCode.success
+                continue
+            }
+            seen[key] = index
+            toAdd.append(
+                DownloadItem(
+                    item.url, preferredFileName: item.outputName, checksum: item.checksum,
+                    checksumURL: item.checksumURL))
+            indexOfAdded[item.url] = index
+        }
+
+        let addition: DownloadAddition
+        do {
+            addition = try manager.download(toAdd).addition
+        } catch {
+            for index in indexOfAdded.values {
+                reporter.failed(items[index], code: "unknown", status: GetExitCode.unknown, message: "\(error)")
+                statuses[index] = GetExitCode.unknown
+            }
+            return finish(statuses)
+        }
+        for url in addition.added { itemOfTask[url] = indexOfAdded[url] }
+        for invalid in addition.invalid {
+            guard let index = indexOfAdded[invalid.urlString] else { continue }
+            reporter.failed(items[index], code: "usage", status: GetExitCode.usage, message: "\(invalid.error)")
+            statuses[index] = GetExitCode.usage
+        }
+        for refused in addition.invalidChecksums {
+            guard let index = indexOfAdded[refused.urlString] else { continue }
+            reporter.failed(items[index], code: "usage", status: GetExitCode.usage, message: "\(refused.error)")
+            statuses[index] = GetExitCode.usage
+        }
+        // Known from an earlier run: complete already, or resumed where it stopped.
+        for duplicate in addition.duplicates {
+            guard let index = indexOfAdded[duplicate.urlString] else { continue }
+            switch continueExisting(duplicate.existingURLString, item: items[index], index: index) {
+            case .done(let status): statuses[index] = status
+            case .running(let key): itemOfTask[key] = index
+            }
+        }
+
+        var remaining = Set(itemOfTask.keys)
+        if !remaining.isEmpty {
+            for await event in events {
+                guard case .task(let taskEvent) = event, let index = itemOfTask[taskEvent.urlString],
+                    remaining.contains(taskEvent.urlString)
+                else { continue }
+                let item = items[index]
+                switch taskEvent {
+                case .started(let url, let offset):
+                    reporter.started(item, name: displayName(of: url, item), offset: offset)
+                case .progress(_, let received, let expected):
+                    reporter.progress(item, received: received, expected: expected)
+                case .retrying(_, let after, let reason):
+                    reporter.retrying(item, after: after, reason: reason)
+                case .finished(let url, let path):
+                    reporter.finished(item, path: path, size: fileSize(path), digest: verifiedDigest(of: url))
+                    statuses[index] = GetExitCode.success
+                    remaining.remove(url)
+                case .failed(let url, let reason):
+                    statuses[index] = report(reason, for: item)
+                    remaining.remove(url)
+                default:
+                    break
+                }
+                if remaining.isEmpty { break }
+            }
+        }
+        return finish(statuses)
+    }
+
+    private enum Continuation {
+        case done(Int32)
+        case running(String)
+    }
+
+    /// A task the store already had: report a complete file (checked against a given checksum),
+    /// or download it again, or resume it.
+    private func continueExisting(_ key: String, item: GetItem, index: Int) -> Continuation {
+        guard let task = manager.task(key) else { return .done(GetExitCode.unknown) }
+        let wanted = item.checksum.flatMap { try? Checksum(parsing: $0) }
+        let stored = task.record.checksum.flatMap { try? Checksum(parsing: $0) }
+        if task.state == .finished, !overwrite, let path = manager.filePath(ofTask: key) {
+            guard let wanted else {
+                reporter.alreadyComplete(item, path: path, size: fileSize(path), digest: verifiedDigest(of: key))
+                return .done(GetExitCode.success)
+            }
+            do {
+                let result = try FileVerifier().verify(fileAt: path, against: wanted)
+                if case .mismatch = result {
+                    reporter.failed(
+                        item, code: FailureReason.Code.verification.rawValue, status: GetExitCode.verification,
+                        message: "\(path) is complete but \(result)")
+                    return .done(GetExitCode.verification)
+                }
+                reporter.alreadyComplete(item, path: path, size: fileSize(path), digest: wanted.description)
+                return .done(GetExitCode.success)
+            } catch {
+                reporter.failed(item, code: "fileSystem", status: GetExitCode.disk, message: "\(path): \(error)")
+                return .done(GetExitCode.disk)
+            }
+        }
+        let newSource = item.checksumURL != nil && item.checksumURL != task.record.checksumURL
+        if (wanted != nil && (wanted != stored || overwrite)) || newSource {
+            // Another expected file: start over with the new checksum, never trusting the old bytes.
+            _ = try? manager.deleteTasks([key], keepFinishedFile: !overwrite)
+            let again = DownloadItem(
+                item.url, preferredFileName: item.outputName, checksum: item.checksum, checksumURL: item.checksumURL)
+            let added = (try? manager.download([again]).addition.added) ?? []
+            return added.isEmpty ? .done(GetExitCode.unknown) : .running(added[0])
+        }
+        if task.state == .finished {
+            // --overwrite: the task starts again; the file is replaced when the new one is complete.
+            _ = try? manager.restartTasks([key])
+        } else {
+            _ = try? manager.resumeTasks([key])
+        }
+        return .running(key)
+    }
+
+    /// Reports a failure (a kept file under --no-clobber is a skip) and returns its status.
+    private func report(_ reason: FailureReason, for item: GetItem) -> Int32 {
+        if reason.code == .fileExists, noClobber {
+            reporter.skipped(item, because: reason.message)
+            return GetExitCode.success
+        }
+        let status = GetExitCode.code(for: reason)
+        var message = reason.message
+        if reason.code == .verification, deleteMismatched, reason.httpStatus == nil {
+            message += "; the file was deleted"
+        }
+        reporter.failed(item, code: reason.code.rawValue, status: status, message: message)
+        return status
+    }
+
+    private func finish(_ statuses: [Int32?]) -> Int32 {
+        reporter.finish()
+        try? manager.saveData()
+        manager.shutDown()
+        shutdownTransport()
+        return statuses.first { ($0 ?? GetExitCode.success) != GetExitCode.success }.flatMap { $0 }
+            ?? GetExitCode.success
+    }
+
+    private func displayName(of key: String, _ item: GetItem) -> String {
+        manager.task(key)?.record.fileName ?? item.outputName
+            ?? (try? DownloadURL(item.url).url.lastPathComponent).flatMap { $0.isEmpty ? nil : $0 } ?? item.displayURL
+    }
+
+    private func fileSize(_ path: String) -> Int64? {
+        var status = stat()
+        return stat(path, &status) == 0 ? Int64(status.st_size) : nil
+    }
+
+    /// The task's checksum when it was verified.
+    private func verifiedDigest(of key: String) -> String? {
+        guard let task = manager.task(key), task.record.verification == .verified else { return nil }
+        return task.record.checksum.flatMap { try? Checksum(parsing: $0) }?.description
+    }
+
+    // MARK: Signals
+
+    /// SIGINT and SIGTERM stop every transfer, let the partial files sync and their resume
+    /// records reach the store, and exit with 130 or 143: the next run continues.
+    private func installSignalHandlers() {
+        let queue = DispatchQueue(label: "peregrine.get.signals")
+        var sources: [any DispatchSourceSignal] = []
+        for (number, status) in [(SIGINT, GetExitCode.interrupted), (SIGTERM, GetExitCode.terminated)] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setEventHandler { [weak self] in self?.interrupt(exitingWith: status) }
+            source.resume()
+            sources.append(source)
+        }
+        signalSources.keep(sources)
+    }
+
+    private func interrupt(exitingWith status: Int32) {
+        guard !interrupted.exchange(true, ordering: .relaxed) else { return }
+        reporter.finish()
+        for key in manager.lists { _ = manager.stopAllTasks(in: key) }
+        let deadline = ContinuousClock.now + .seconds(2)
+        while manager.engine.hasTransfersInFlight, ContinuousClock.now < deadline { usleep(5_000) }
+        try? manager.saveData()
+        printError("interrupted: run the same command again to continue")
+        exit(status)
+    }
+}
+
+/// Keeps the signal sources alive for the run (Dispatch's sources are not `Sendable`; they are
+/// only stored here, once, and never touched again).
+final class SignalSources: @unchecked Sendable {
+    private let lock = Mutex(())
+    private var sources: [any DispatchSourceSignal] = []
+
+    func keep(_ sources: [any DispatchSourceSignal]) { lock.withLock { _ in self.sources = sources } }
+}
+
+/// Headers, trust, redirects, timeouts and the per-download rate of every request.
+struct GetRequestAdapter: RequestAdapter {
+    var headers: HTTPHeaders
+    var trust: TrustPolicy
+    var redirects: RedirectPolicy
+    var timeouts: TransferTimeouts
+    var rate: Int64?
+
+    func adapt(_ request: inout TransferRequest, for task: TaskContext) {
+        for field in headers { request.headers.add(name: field.name, value: field.value) }
+        request.trust = trust
+        request.redirects = redirects
+        request.timeouts = timeouts
+        if let rate { request.maxReceiveBytesPerSecond = rate }
+    }
+}
+
+/// Where `peregrine get` keeps what a rerun resumes from.
+enum GetState {
+    /// The stores tried in turn: a second process on the same directory takes the next free one.
+    static let identifiers = ["get"] + (2...16).map { "get-\($0)" }
+
+    /// `$XDG_STATE_HOME/peregrine/get/<hash of the directory>` (`~/.local/state/…` without the
+    /// variable, `/tmp/peregrine-<uid>/…` without a home).
+    static func directory(for output: String) -> String {
+        let environment = ProcessInfo.processInfo.environment
+        let base: String
+        if let xdg = environment["XDG_STATE_HOME"], xdg.hasPrefix("/") {
+            base = xdg
+        } else if let home = environment["HOME"], home.hasPrefix("/") {
+            base = home + "/.local/state"
+        } else {
+            base = "/tmp/peregrine-\(getuid())"
+        }
+        // FNV-1a of the resolved directory: one store per output directory, whatever its spelling.
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in output.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        let hex = String(hash, radix: 16)
+        return base + "/peregrine/get/" + String(repeating: "0", count: 16 - hex.count) + hex
+    }
+
+    /// Leaves a note saying which directory a state directory belongs to, for people.
+    static func describe(_ state: String, output: String) {
+        let path = state + "/DIRECTORY"
+        guard !FileManager.default.fileExists(atPath: path) else { return }
+        try? Data((output + "\n").utf8).write(to: URL(fileURLWithPath: path))
+    }
+}
