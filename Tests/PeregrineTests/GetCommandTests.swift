@@ -1,0 +1,272 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `peregrine get` against a real nginx: reruns continue (SIGINT, SIGTERM, SIGKILL) with a Range
+/// request and the right bytes, a complete file is not fetched again, same-name files keep their
+/// own bytes in one process and across processes, a bad URL fails alone, credentials in URLs
+/// appear in no output and no file, `--json` parses, and each exit status.
+@Suite struct GetCommandTests {
+    /// The `peregrine` binary built beside the tests.
+    static var executable: String? {
+        let me =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        var directory = URL(fileURLWithPath: me).deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = directory.appendingPathComponent("peregrine").path
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+            directory = directory.deletingLastPathComponent()
+        }
+        return nil
+    }
+
+    /// A server with an access log, a throttled `/slow/` alias and a location that answers 401.
+    struct Rig {
+        let server: NginxServer
+        let scratch: TemporaryDirectory
+        let tool: String
+
+        var accessLog: String { scratch.path("access.log") }
+        var downloads: String { scratch.path("downloads") }
+        var state: String { scratch.path("state") }
+
+        static func start() async throws -> Rig {
+            let tool = try #require(executable, "no peregrine binary beside the tests: build with --build-tests")
+            let scratch = try TemporaryDirectory(prefix: "peregrine-get")
+            let server = try NginxServer(
+                .init(extraDirectives: [
+                    "access_log \(scratch.path("access.log"));",
+                    "location /slow/ { limit_rate 2m; }",
+                    "location = /private/f.bin { return 401; }",
+                ]))
+            try await server.start()
+            return Rig(server: server, scratch: scratch, tool: tool)
+        }
+
+        func stop() {
+            server.stop()
+            scratch.remove()
+        }
+
+        /// Serves `count` bytes made from `seed` at `path`; returns their SHA-256.
+        @discardableResult
+        func serve(_ path: String, count: Int, seed: UInt64) throws -> String {
+            var random = SeededRandom(seed: seed)
+            let bytes = Data((0..<count).map { _ in UInt8.random(in: 0...255, using: &random) })
+            let file = server.documentPath(path)
+            try FileManager.default.createDirectory(
+                atPath: (file as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try bytes.write(to: URL(fileURLWithPath: file))
+            return Self.sha256(bytes)
+        }
+
+        static func sha256(_ data: Data) -> String {
+            // SHA-256 through the system's `sha256sum`, to stay independent of the code under test.
+            let path = NSTemporaryDirectory() + "peregrine-sha-\(UUID().uuidString)"
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            try? data.write(to: URL(fileURLWithPath: path))
+            return (try? fileSHA256(path)) ?? ""
+        }
+
+        static func fileSHA256(_ path: String) throws -> String {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
+            process.arguments = [path]
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            try process.run()
+            let output = pipe.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return String(String(decoding: output, as: UTF8.self).prefix(64))
+        }
+
+        func get(_ arguments: [String], environment: [String: String] = [:]) async throws -> ChildProcess.Output {
+            try await ChildProcess.run(
+                tool, ["get", "-o", downloads, "--state-dir", state, "--quiet"] + arguments,
+                environment: environment, allowFailure: true)
+        }
+
+        func requests(for path: String) -> [Substring] {
+            ((try? String(contentsOfFile: accessLog, encoding: .utf8)) ?? "").split(separator: "\n").filter {
+                $0.contains("\"GET \(path) ")
+            }
+        }
+
+        var visibleFiles: [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: downloads)) ?? []).filter { !$0.hasPrefix(".") }
+                .sorted()
+        }
+    }
+
+    @Test(arguments: [SIGINT, SIGTERM, SIGKILL])
+    func anInterruptedRunContinuesWithRangeWhenRunAgain(signal: Int32) async throws {
+        let rig = try await Rig.start()
+        defer { rig.stop() }
+        let digest = try rig.serve("/slow/big.bin", count: 8 << 20, seed: 1)
+        let url = rig.server.httpURL("/slow/big.bin")
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: rig.tool)
+        process.arguments = ["get", "-o", rig.downloads, "--state-dir", rig.state, "--quiet", url]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Killed once 3.5 MiB arrived: at 2 MiB/s, over a second after the first checkpoint (the
+        // partial file is synced and its offset recorded every second).
+        let grown = await onOwnThread { () -> Bool in
+            let deadline = Date().addingTimeInterval(60)
+            while Date() < deadline, process.isRunning {
+                let names = (try? FileManager.default.contentsOfDirectory(atPath: rig.downloads)) ?? []
+                for name in names where name.hasSuffix(".part") {
+                    let size = (try? FileManager.default.attributesOfItem(atPath: rig.downloads + "/" + name)[.size])
+                    if let size = size as? NSNumber, size.int64Value > 7 << 19 { return true }
+                }
+                usleep(20_000)
+            }
+            return false
+        }
+        try #require(grown, "the download never got 3.5 MiB in")
+        kill(process.processIdentifier, signal)
+        await onOwnThread { process.waitUntilExit() }
+        let expectedStatus: Int32 = signal == SIGINT ? 130 : signal == SIGTERM ? 143 : SIGKILL
+        #expect(process.terminationStatus == expectedStatus)
+        #expect(rig.visibleFiles.isEmpty, "a partial file took the name")
+
+        let second = try await rig.get([url])
+        #expect(second.status == 0, "\(second.errorText)")
+        #expect(second.text == rig.downloads + "/big.bin\n")
+        #expect(try Rig.fileSHA256(rig.downloads + "/big.bin") == digest)
+        let requests = rig.requests(for: "/slow/big.bin")
+        #expect(requests.count == 2)
+        #expect(requests.last?.contains("\" 206 ") == true, "the rerun did not resume: \(requests)")
+        // Nothing but the file is left in the directory.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: rig.downloads) == ["big.bin"])
+    }
+
+    @Test func aRerunAfterSuccessFetchesNothingAndReportsTheFile() async throws {
+        let rig = try await Rig.start()
+        defer { rig.stop() }
+        let digest = try rig.serve("/a.bin", count: 200_000, seed: 2)
+        let url = rig.server.httpURL("/a.bin")
+        let first = try await rig.get([url, "--checksum", "sha256=\(digest)"])
+        #expect(first.status == 0, "\(first.errorText)")
+        let again = try await rig.get([url, "--checksum", "sha256=\(digest)"])
+        #expect(again.status == 0, "\(again.errorText)")
+        #expect(again.text == rig.downloads + "/a.bin\n")
+        #expect(rig.requests(for: "/a.bin").count == 1)
+        #expect(rig.visibleFiles == ["a.bin"])
+        // A wrong checksum for the complete file is a mismatch, and the file stays.
+        let wrong = try await rig.get([url, "--checksum", "sha256=\(String(repeating: "0", count: 64))"])
+        #expect(wrong.status == 7, "\(wrong.errorText)")
+        #expect(rig.visibleFiles == ["a.bin"])
+        // --overwrite downloads it again, into the same name.
+        let overwritten = try await rig.get([url, "--overwrite"])
+        #expect(overwritten.status == 0, "\(overwritten.errorText)")
+        #expect(rig.requests(for: "/a.bin").count == 2)
+        #expect(rig.visibleFiles == ["a.bin"])
+    }
+
+    @Test func sameNameDownloadsKeepTheirOwnBytesInOneProcessAndAcrossProcesses() async throws {
+        let rig = try await Rig.start()
+        defer { rig.stop() }
+        var digests: Set<String> = []
+        var urls: [String] = []
+        for index in 0..<6 {
+            digests.insert(try rig.serve("/d\(index)/same.bin", count: 100_000 + index, seed: UInt64(10 + index)))
+            urls.append(rig.server.httpURL("/d\(index)/same.bin"))
+        }
+        // Three in one process, three more in two processes at once, all into one directory.
+        async let one = rig.get(Array(urls[0..<3]))
+        async let two = rig.get([urls[3], urls[4]])
+        async let three = rig.get([urls[5]])
+        let outputs = try await [one, two, three]
+        for output in outputs { #expect(output.status == 0, "\(output.errorText)") }
+        let names = rig.visibleFiles
+        #expect(names.count == 6, "\(names)")
+        var found: Set<String> = []
+        for name in names { found.insert(try Rig.fileSHA256(rig.downloads + "/" + name)) }
+        #expect(found == digests, "a file was overwritten")
+    }
+
+    @Test func aBadURLFailsAloneAndTheOthersDownload() async throws {
+        let rig = try await Rig.start()
+        defer { rig.stop() }
+        let digest = try rig.serve("/ok.bin", count: 10_000, seed: 3)
+        let output = try await rig.get(["http://bad host/x", rig.server.httpURL("/ok.bin"), "ftp://nope/x"])
+        #expect(output.status == 64, "\(output.errorText)")
+        #expect(output.errorText.contains("http://bad host/x"))
+        #expect(output.errorText.contains("ftp://nope/x"))
+        #expect(try Rig.fileSHA256(rig.downloads + "/ok.bin") == digest)
+    }
+
+    @Test func credentialsInURLsAppearInNoOutputAndNoFile() async throws {
+        let rig = try await Rig.start()
+        defer { rig.stop() }
+        try rig.serve("/private/f.bin", count: 1000, seed: 4)
+        let secret = "s3cr3t-Pa55"
+        let url = rig.server.httpURL("/private/f.bin").replacingOccurrences(of: "://", with: "://alice:\(secret)@")
+        let output = try await rig.get([url, "--json", "--log", rig.scratch.path("get.log"), "-v"])
+        // Plain http: the password is never sent, the 401 fails the download.
+        #expect(output.status == 4, "\(output.text) \(output.errorText)")
+        #expect(!output.text.contains(secret))
+        #expect(!output.errorText.contains(secret))
+        #expect(output.text.contains("alice:***@"))
+        let log = (try? String(contentsOfFile: rig.accessLog, encoding: .utf8)) ?? ""
+        #expect(!log.contains("Authorization") && !log.contains(secret))
+        // Not in the store, the download directory, the log, nor anywhere else under the scratch
+        // directory.
+        let found = try await ChildProcess.run("/bin/grep", ["-r", "-l", secret, rig.scratch.path], allowFailure: true)
+        #expect(found.text.isEmpty, "the password was written to \(found.text)")
+    }
+
+    @Test func theJSONStreamParsesAndEndsWithTheResult() async throws {
+        let rig = try await Rig.start()
+        defer { rig.stop() }
+        let digest = try rig.serve("/j.bin", count: 300_000, seed: 5)
+        let output = try await rig.get([rig.server.httpURL("/j.bin"), "--json", "--checksum", "sha256=\(digest)"])
+        #expect(output.status == 0, "\(output.errorText)")
+        let objects = try output.text.split(separator: "\n").map { line in
+            try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
+        }
+        #expect(objects.first?["event"] as? String == "added")
+        let finished = try #require(objects.last)
+        #expect(finished["event"] as? String == "finished")
+        #expect(finished["path"] as? String == rig.downloads + "/j.bin")
+        #expect(finished["size"] as? Int == 300_000)
+        #expect(finished["digest"] as? String == "sha256=\(digest)")
+    }
+
+    @Test func eachExitStatus() async throws {
+        let rig = try await Rig.start()
+        defer { rig.stop() }
+        try rig.serve("/e.bin", count: 5000, seed: 6)
+        let url = rig.server.httpURL("/e.bin")
+        #expect(try await rig.get([url]).status == 0)
+        // Nothing listens on port 9.
+        #expect(try await rig.get(["http://127.0.0.1:9/x", "--retry", "0"]).status == 2)
+        #expect(try await rig.get([rig.server.httpURL("/missing.bin")]).status == 3)
+        #expect(try await rig.get([rig.server.httpURL("/private/f.bin")]).status == 4)
+        let mismatch = try await rig.get([
+            rig.server.httpURL("/e.bin?x"), "--checksum", "sha256=\(String(repeating: "1", count: 64))",
+            "--delete-mismatched",
+        ])
+        #expect(mismatch.status == 7, "\(mismatch.errorText)")
+        let unwritable = try await ChildProcess.run(
+            rig.tool, ["get", "-o", "/proc/peregrine-cannot-be-made", "--state-dir", rig.state, url],
+            allowFailure: true)
+        #expect(unwritable.status == 8, "\(unwritable.errorText)")
+        let clobber = try await rig.get([rig.server.httpURL("/e.bin?again"), "--no-clobber", "-O", "e.bin"])
+        #expect(clobber.status == 0, "--no-clobber skips an existing file: \(clobber.errorText)")
+        #expect(rig.visibleFiles == ["e.bin"])
+        let badFlags = [
+            (["--limit-rate", "fast"], "--limit-rate"), (["--retry", "-1"], "--retry"),
+            (["-H", "NoColon"], "--header"),
+            (["-i", "/nonexistent/list"], "--input-file"), (["--timeout", "0"], "--timeout"),
+        ]
+        for (flags, name) in badFlags {
+            let output = try await rig.get(flags + [url])
+            #expect(output.status == 64, "\(flags): \(output.errorText)")
+            #expect(output.errorText.contains(name), "\(output.errorText)")
+        }
+    }
+}
