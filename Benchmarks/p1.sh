@@ -145,7 +145,8 @@ fi
 contender_cmd() {
     local dir=$2
     case "$1" in
-        peregrine) CMD=("$PEREGRINE" get "$URL" -o "$dir" --quiet) ;;
+        # A state directory of its own for every run: each round is a first download, not a rerun.
+        peregrine) CMD=("$PEREGRINE" get "$URL" -o "$dir" --state-dir "$WORK/out/state" --quiet) ;;
         curl) CMD=(curl -sS --fail -o "$dir/$NAME" "$URL") ;;
         ahc-download) CMD=("$AHC" "$URL" "$dir/$NAME") ;;
         urlsession-download) CMD=("$URLS" "$URL" "$dir/$NAME") ;;
@@ -164,7 +165,7 @@ for c in "${CONTENDERS[@]}"; do OK_COUNT[$c]=0; FAIL_COUNT[$c]=0; WALLS[$c]=""; 
 # run ROUND CONTENDER: one timed run; records it unless ROUND is "warmup"
 run() {
     local round=$1 c=$2 dir="$WORK/out/run" log tf status rc=0 wall rss size
-    rm -rf "$dir"; mkdir -p "$dir"
+    rm -rf "$dir" "$WORK/out/state"; mkdir -p "$dir"
     sync
     log=$WORK/logs/$STAMP-$round-$c.log
     tf=$WORK/logs/$STAMP-$round-$c.time
