@@ -202,6 +202,61 @@ import Testing
         #expect(again.errorText.contains("invalid not a url"))
     }
 
+    @Test func everyRefusalIsReportedAndTheQueueCanBeListedRemovedRetriedAndCleared() async throws {
+        let tool = try #require(
+            Self.executable, "no peregrine-queue binary beside the tests: build with `swift build --build-tests`")
+        let server = try NginxServer()
+        try await server.start()
+        defer { server.stop() }
+        try Data(repeating: 1, count: 4_000).write(to: URL(fileURLWithPath: server.documentPath("/ok.bin")))
+        let good = server.httpURL("/ok.bin")
+        let missing = server.httpURL("/missing.bin")
+        let state = try TemporaryDirectory(prefix: "peregrine-queue-commands")
+        defer { state.remove() }
+
+        // A mistyped state directory is an error, never an empty queue made on the spot.
+        let nowhere = try await ChildProcess.run(tool, ["--state", state.path("nope"), "list"], allowFailure: true)
+        #expect(nowhere.status != 0)
+        #expect(!FileManager.default.fileExists(atPath: state.path("nope")))
+        // Subcommand help is the subcommand's.
+        let help = try await ChildProcess.run(tool, ["--state", state.path, "add", "--help"])
+        #expect(help.text.contains("Add URLs to the queue"))
+        // A bad checksum is named and the URL not queued.
+        let refused = try await ChildProcess.run(
+            tool, ["--state", state.path, "add", good, "--checksum", "sha256=zz"], allowFailure: true)
+        #expect(refused.status != 0)
+        #expect(refused.errorText.contains("not queued \(good)"), "\(refused.errorText)")
+
+        // Added one after the other: `list` shows them in that order.
+        try await ChildProcess.run(tool, ["--state", state.path, "add", good])
+        try await ChildProcess.run(tool, ["--state", state.path, "add", missing])
+        _ = try await ChildProcess.run(tool, ["--state", state.path, "run"], allowFailure: true)
+        let listed = try await ChildProcess.run(tool, ["--state", state.path, "list"])
+        let lines = listed.text.split(separator: "\n").map { $0.split(separator: "\t").map(String.init) }
+        #expect(lines.count == 2)
+        #expect(lines.first?.prefix(4) == ["finished", good, "4000/4000", state.path("downloads") + "/ok.bin"][...])
+        #expect(lines.last?.first == "failed")
+        #expect(listed.errorText.isEmpty, "log lines belong on standard error only when there are some")
+        let json = try await ChildProcess.run(tool, ["--state", state.path, "list", "--json"])
+        let objects = try json.text.split(separator: "\n").map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        #expect(objects.map { $0["state"] as? String } == ["finished", "failed"])
+
+        let retried = try await ChildProcess.run(tool, ["--state", state.path, "retry"])
+        #expect(retried.text.contains("pending \(missing)"))
+        let cleared = try await ChildProcess.run(tool, ["--state", state.path, "clear"])
+        #expect(cleared.text.contains("removed 1 task"))
+        #expect(FileManager.default.fileExists(atPath: state.path("downloads") + "/ok.bin"))
+        let removed = try await ChildProcess.run(
+            tool, ["--state", state.path, "remove", missing, "http://unknown.test/x"], allowFailure: true)
+        #expect(removed.status != 0)
+        #expect(removed.text.contains("removed \(missing)"))
+        #expect(removed.errorText.contains("not in the queue: http://unknown.test/x"))
+        let empty = try await ChildProcess.run(tool, ["--state", state.path, "list"])
+        #expect(empty.text.isEmpty)
+    }
+
     /// The size of the one hidden partial file in `directory`, if there is one.
     static func partialFileSize(in directory: String) -> Int64? {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory),
