@@ -443,7 +443,10 @@ extension DownloadEngine {
         if case .mismatch = verification { entry.mismatchCount += 1 }
         var reason = reason
         if let mismatchedFile, entry.machine.holdsSlot {
-            let name = entry.record.fileName ?? SuggestedFileName.make(for: entry.url)
+            // Shortened first (in bytes, on a character boundary) so that the suffix still fits.
+            let name = FileNameSanitizer.limited(
+                entry.record.fileName ?? SuggestedFileName.make(for: entry.url),
+                to: FileNameSanitizer.maximumByteCount - MismatchedFilePolicy.suffix.utf8.count)
             let aside = mismatchedFile.asidePath(forDestination: name)
             if let aside, directory.exists(entry.record.temporaryFileName) {
                 var counters: [String: Int] = [:]

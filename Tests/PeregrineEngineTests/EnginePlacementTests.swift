@@ -66,3 +66,46 @@ struct EnginePlacementTests {
         #expect(h.bytes(of: "c.bin") == body.allBytes)
     }
 }
+
+/// Names are limited in bytes, with room for the suffixes the engine adds.
+@Suite("DownloadEngine long names")
+struct EngineLongNameTests {
+    static let longName = String(repeating: "é", count: 200) + ".tar.gz"  // 407 bytes of UTF-8
+
+    @Test func aLongUTF8NameIsCutOnACharacterBoundaryKeepingItsExtension() throws {
+        let h = try EngineHarness()
+        let body = MockBody.generated(seed: 1, count: 1000)
+        let encoded = Self.longName.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+        h.server.setRoute(
+            MockRoute.file(body).adding(
+                header: "Content-Disposition", value: "attachment; filename*=UTF-8''\(encoded)"),
+            for: "/long")
+        h.engine.download([h.url("/long")])
+        h.engine.download([h.url("/long?again")])
+        h.runUntilIdle()
+        #expect(h.visibleFiles.count == 2)
+        for name in h.visibleFiles {
+            #expect(name.utf8.count <= 255, "\(name.utf8.count) bytes")
+            #expect(name.hasSuffix(".tar.gz"))
+            #expect(h.bytes(of: name) == body.allBytes)
+        }
+    }
+
+    @Test func aMismatchedFileWithALongNameIsStillKeptAside() throws {
+        let h = try EngineHarness()
+        let body = MockBody.generated(seed: 2, count: 1000)
+        let encoded = Self.longName.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+        h.server.setRoute(
+            MockRoute.file(body).adding(
+                header: "Content-Disposition", value: "attachment; filename*=UTF-8''\(encoded)"),
+            for: "/long")
+        let url = h.url("/long")
+        h.engine.download([DownloadItem(url, checksum: "sha256=" + String(repeating: "0", count: 64))])
+        h.runUntilIdle()
+        let kept = try #require(h.visibleFiles.first, "the mismatched file was lost")
+        #expect(h.visibleFiles.count == 1)
+        #expect(kept.hasSuffix(".mismatch"))
+        #expect(kept.utf8.count <= 255)
+        #expect(h.bytes(of: kept) == body.allBytes)
+    }
+}
