@@ -6,8 +6,9 @@
 #   peregrine        Benchmarks/EngineBenchmark's `p2-download`: the DownloadManager facade on
 #                    libcurl with its JSON store (every state change journaled) and an event
 #                    consumer on — what an application gets (the target applies to this row)
-#   peregrine-get    `peregrine get --parallel 16` (transport only: no engine, no store), for
-#                    the cost of the engine and persistence
+#   peregrine-get    `peregrine get --parallel 16`: the command line on the same facade, engine
+#                    and store (a fresh state directory every run), with its progress and
+#                    result output
 #   curl             curl --parallel --parallel-max 16 --remote-name-all (one process)
 #   ahc-download     async-http-client, 16 requests at a time (Benchmarks/Peers)
 # Targets: peregrine ≤ 0.8 × async-http-client and ≤ 0.7 × curl --parallel (median wall).
@@ -115,7 +116,7 @@ contender_cmd() {
     local dir=$2
     case "$1" in
         peregrine) CMD=("$P2BIN" --parallel "$PARALLEL" --state "$WORK/out/state" "$dir" "${URLS[@]}") ;;
-        peregrine-get) CMD=("$PEREGRINE" get --quiet --parallel "$PARALLEL" -o "$dir" "${URLS[@]}") ;;
+        peregrine-get) CMD=("$PEREGRINE" get --quiet --parallel "$PARALLEL" -o "$dir" --state-dir "$WORK/out/state" "${URLS[@]}") ;;
         curl) CMD=(curl -sS --fail --parallel --parallel-max "$PARALLEL" --output-dir "$dir" --remote-name-all "${URLS[@]}") ;;
         ahc-download) CMD=("$AHC" --parallel "$PARALLEL" "$dir" "${URLS[@]}") ;;
         *) die "unknown contender $1" ;;
