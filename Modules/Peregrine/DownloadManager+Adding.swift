@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
 extension DownloadManager {
     // MARK: Adding in a predefined mode
 
@@ -49,15 +55,27 @@ extension DownloadManager {
         return (addition, locations)
     }
 
-    /// Downloads one file and returns a handle to chain closures on (Tiercel's
-    /// `download(_:)?.progress { }.success { }.failure { }`); nil when the URL is invalid or
-    /// already a task. In manual mode the task goes to the end of the last section.
+    /// Downloads one file, or continues it: returns a handle to chain closures on or to await
+    /// (Tiercel's `download(_:)?.progress { }.success { }.failure { }`, and
+    /// `try await manager.download(url).value`).
+    ///
+    /// Idempotent: for a URL the manager already has — from this run or an earlier one — it
+    /// returns a handle on that task, resuming it when it is pending, stopped, paused or failed;
+    /// a finished task's handle reports its file at once. `fileName` and `checksum` apply to a
+    /// new task only. In manual mode a new task goes to the end of the last section.
+    ///
+    /// - Throws: ``DownloadManagerError/Code/invalidURL``,
+    ///   ``DownloadManagerError/Code/invalidChecksum``, ``DownloadManagerError/Code/inTrash``
+    ///   (restore the task first); nothing changes then.
     @discardableResult
     public func download(
         _ urlString: String, fileName: String? = nil, checksum: String? = nil, in list: DownloadListKey = .default
-    ) -> DownloadTaskHandle? {
+    ) throws(DownloadManagerError) -> DownloadTaskHandle {
         core.gate.enter()
         defer { core.gate.leave() }
+        if let existing = engine.task(urlString)?.urlString ?? existingKey(of: urlString) {
+            return try continueExisting(existing)
+        }
         let handle = DownloadTaskHandle(urlString: urlString)
         // Attached before the task exists, so that no event of it is missed.
         let previous = core.state.withLock { state in
@@ -69,7 +87,14 @@ extension DownloadManager {
             [DownloadItem(urlString, preferredFileName: fileName, checksum: checksum)], in: list)
         guard !addition.added.isEmpty else {
             core.state.withLock { $0.handles[urlString] = previous }
-            return nil
+            if let invalid = addition.invalid.first {
+                throw DownloadManagerError(.invalidURL, "\(invalid.error)")
+            }
+            if let refused = addition.invalidChecksums.first {
+                throw DownloadManagerError(.invalidChecksum, "\(refused.checksum): \(refused.error)")
+            }
+            if let duplicate = addition.duplicates.first { return try continueExisting(duplicate.existingURLString) }
+            throw DownloadManagerError(.invalidURL, "\(urlString) was not added")
         }
         place(addition.added, in: list) { (list, items) throws(DownloadListError) in
             try list.add(items)
@@ -77,13 +102,67 @@ extension DownloadManager {
         return handle
     }
 
+    /// The key of a task the engine knows under another spelling of the same URL.
+    private func existingKey(of urlString: String) -> String? {
+        guard let url = try? DownloadURL(urlString) else { return nil }
+        return engine.urlStrings().first { (try? DownloadURL($0))?.normalizedKey == url.normalizedKey }
+    }
+
+    /// A handle on a task the manager has, resumed unless it runs or finished.
+    private func continueExisting(_ key: String) throws(DownloadManagerError) -> DownloadTaskHandle {
+        let trashed = core.state.withLock { state in
+            state.records[key].flatMap { state.lists[$0.list]?.isInTrash(key) } ?? false
+        }
+        if trashed { throw DownloadManagerError(.inTrash, "\(key) is in the trash: restore it first") }
+        let handle = makeHandle(forTask: key)
+        switch engine.state(ofTask: key) {
+        case .pending, .stopped, .paused, .failed:
+            if !engine.isWaiting(key) { _ = engine.resumeTasks([key]) }
+        default:
+            break
+        }
+        return handle
+    }
+
     /// A handle on an existing task (see ``download(_:fileName:checksum:in:)``); nil for an
-    /// unknown URL string.
+    /// unknown URL string. A finished or failed task's handle reports its outcome at once.
     public func handle(forTask urlString: String) -> DownloadTaskHandle? {
         core.gate.enter()
         defer { core.gate.leave() }
         guard engine.task(urlString) != nil else { return nil }
-        let handle = DownloadTaskHandle(urlString: urlString)
+        return makeHandle(forTask: urlString)
+    }
+
+    /// Waits until each task has finished or failed (each at once when it has already) and
+    /// returns the outcomes by URL string; an unknown URL string is reported as failed.
+    /// Cancelling the waiting task stops the waiting, not the downloads.
+    public func results(of urlStrings: [String]) async -> [String: Result<URL, FailureReason>] {
+        var results: [String: Result<URL, FailureReason>] = [:]
+        for url in urlStrings {
+            guard let handle = handle(forTask: url) else {
+                results[url] = .failure(FailureReason(.unknown, message: "\(url) is not a task of the manager"))
+                continue
+            }
+            do {
+                results[url] = .success(try await handle.value)
+            } catch let reason as FailureReason {
+                results[url] = .failure(reason)
+            } catch {
+                results[url] = .failure(FailureReason(.unknown, message: "stopped waiting: \(error)"))
+            }
+        }
+        return results
+    }
+
+    /// A new handle on a task, attached to its events, with its outcome when it ended.
+    private func makeHandle(forTask urlString: String) -> DownloadTaskHandle {
+        let outcome: Result<URL, FailureReason>? =
+            switch engine.state(ofTask: urlString) {
+            case .finished: engine.fileURL(ofTask: urlString).map { .success($0) }
+            case .failed(let reason): .failure(reason)
+            default: nil
+            }
+        let handle = DownloadTaskHandle(urlString: urlString, outcome: outcome)
         core.state.withLock { $0.handles[urlString, default: []].append(handle) }
         return handle
     }

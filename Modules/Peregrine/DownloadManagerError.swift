@@ -34,6 +34,12 @@ public struct DownloadManagerError: Error, Sendable, Hashable, CustomStringConve
         public static let directoryUnavailable = Code(name: "download directory unavailable")
         /// A file could not be read or copied.
         public static let fileFailed = Code(name: "file operation failed")
+        /// A URL cannot be downloaded (not http or https, no host, white space …).
+        public static let invalidURL = Code(name: "invalid URL")
+        /// A checksum specification cannot be used (unknown algorithm, wrong length …).
+        public static let invalidChecksum = Code(name: "invalid checksum")
+        /// The task is in the trash: restore it (or clean it up) first.
+        public static let inTrash = Code(name: "in the trash")
         public var description: String { name }
     }
 

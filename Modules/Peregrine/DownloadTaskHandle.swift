@@ -15,9 +15,14 @@ import Synchronization
 ///     .failure { print("failed: \($0)") }
 /// ```
 ///
-/// Closures run on the manager's event task (not the caller's thread) in the order the events
-/// happened; a `success` or `failure` closure added after the task ended is called at once with
-/// the last outcome. The handle stays attached until the task is deleted; a task downloaded again
+/// Or await it: `let file = try await manager.download(url).value`.
+///
+/// Closures run on the thread that delivers the task's events — a transfer's, or the caller's
+/// right after the manager call that caused the event returns — never under a lock of the
+/// manager, in the order the events happened for this task; the `AsyncStream` of
+/// ``DownloadManager/events()`` is another consumer, with no ordering between the two. A
+/// `success` or `failure` closure added after the task ended is called at once with the last
+/// outcome. The handle stays attached until the task is deleted; a task downloaded again
 /// (restart, resume after a failure) calls the closures again.
 public final class DownloadTaskHandle: Sendable {
     /// A progress report.
@@ -37,13 +42,54 @@ public final class DownloadTaskHandle: Sendable {
         var success: [@Sendable (URL) -> Void] = []
         var failure: [@Sendable (FailureReason) -> Void] = []
         var outcome: Result<URL, FailureReason>?
+        var waiters: [UInt64: CheckedContinuation<Result<URL, FailureReason>, any Error>] = [:]
+        var nextWaiter: UInt64 = 0
     }
 
     /// The task's URL string.
     public let urlString: String
     private let state = Mutex(State())
 
-    init(urlString: String) { self.urlString = urlString }
+    /// A handle; `outcome` is the task's when it has ended already (a finished or failed task
+    /// from an earlier run).
+    init(urlString: String, outcome: Result<URL, FailureReason>? = nil) {
+        self.urlString = urlString
+        state.withLock { $0.outcome = outcome }
+    }
+
+    /// The file's location once the task finishes — at once when it has — or its failure.
+    ///
+    /// Cancelling the task that awaits stops the waiting (it throws `CancellationError`), not
+    /// the download: pause, stop or delete the task for that.
+    ///
+    /// - Throws: the task's ``FailureReason`` when it fails, `CancellationError` when the waiting
+    ///   task is cancelled.
+    public var value: URL {
+        get async throws {
+            let id = state.withLock { state -> UInt64 in
+                state.nextWaiter += 1
+                return state.nextWaiter
+            }
+            let result = try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    let now = state.withLock { state -> Result<URL, FailureReason>? in
+                        if let outcome = state.outcome { return outcome }
+                        if Task.isCancelled { return nil }
+                        state.waiters[id] = continuation
+                        return nil
+                    }
+                    if let now {
+                        continuation.resume(returning: now)
+                    } else if Task.isCancelled, state.withLock({ $0.waiters[id] == nil }) {
+                        continuation.resume(throwing: CancellationError())
+                    }
+                }
+            } onCancel: {
+                state.withLock { $0.waiters.removeValue(forKey: id) }?.resume(throwing: CancellationError())
+            }
+            return try result.get()
+        }
+    }
 
     /// Adds a closure called with each progress report (at most four a second).
     @discardableResult
@@ -85,16 +131,20 @@ public final class DownloadTaskHandle: Sendable {
             for handler in handlers { handler(report) }
         case .finished(_, let path):
             let url = URL(fileURLWithPath: path)
-            let handlers = state.withLock { state in
+            let (handlers, waiters) = state.withLock { state in
                 state.outcome = .success(url)
-                return state.success
+                defer { state.waiters = [:] }
+                return (state.success, Array(state.waiters.values))
             }
+            for waiter in waiters { waiter.resume(returning: .success(url)) }
             for handler in handlers { handler(url) }
         case .failed(_, let reason):
-            let handlers = state.withLock { state in
+            let (handlers, waiters) = state.withLock { state in
                 state.outcome = .failure(reason)
-                return state.failure
+                defer { state.waiters = [:] }
+                return (state.failure, Array(state.waiters.values))
             }
+            for waiter in waiters { waiter.resume(returning: .failure(reason)) }
             for handler in handlers { handler(reason) }
         case .started, .fileDeleted:
             state.withLock { $0.outcome = nil }

@@ -295,6 +295,9 @@ public final class DownloadEngine: Sendable {
         case .add: effects.events.append(.added(key))
         case .succeed:
             let path = entry.record.fileName.flatMap(directory.location(of:)) ?? directory.path
+            // Progress is throttled: its last report of a finished file says 100 %.
+            let length = entry.record.expectedLength ?? entry.receivedBytes
+            effects.events.append(.progress(key, receivedBytes: length, expectedBytes: length))
             effects.events.append(.finished(key, path: path))
         case .fail(let reason): effects.events.append(.failed(key, reason))
         case .deleteFile: effects.events.append(.fileDeleted(key))

@@ -170,7 +170,7 @@ import Testing
         do {
             let manager = try DownloadManager(identifier: other, configuration: configuration)
             let (finished, done) = AsyncStream<URL>.makeStream()
-            _ = manager.download("http://mock.test/r.bin")?.success { done.yield($0) }
+            _ = try manager.download("http://mock.test/r.bin").success { done.yield($0) }
             _ = finished
             try manager.saveData()
             path = manager.downloadDirectory

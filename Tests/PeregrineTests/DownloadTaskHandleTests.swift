@@ -1,5 +1,6 @@
 import Foundation
 import Peregrine
+import PeregrineMockTransport
 import Testing
 
 @Suite struct DownloadTaskHandleTests {
@@ -8,12 +9,12 @@ import Testing
         h.serve("/big.bin", count: 1_000_000)
         let progress = Locked<[Int64]>([])
         let (done, finished) = AsyncStream<URL>.makeStream()
-        let handle = try #require(
-            h.manager.download(h.url("/big.bin"), fileName: "named.bin")?
-                .progress { report in progress.withLock { $0.append(report.receivedBytes) } }
-                .success { finished.yield($0) })
+        let handle = try h.manager.download(h.url("/big.bin"), fileName: "named.bin")
+            .progress { report in progress.withLock { $0.append(report.receivedBytes) } }
+            .success { finished.yield($0) }
         #expect(handle.urlString == h.url("/big.bin"))
-        #expect(h.manager.download(h.url("/big.bin")) == nil)
+        // Adding it again gives a handle on the same task, not a second download.
+        #expect(try h.manager.download(h.url("/big.bin")).urlString == handle.urlString)
         h.runUntilIdle()
         let location = await firstValue(done)
         #expect(location?.lastPathComponent == "named.bin")
@@ -28,11 +29,97 @@ import Testing
         let h = try ManagerHarness()
         h.server.setRoute(.status(500), for: "/broken")
         let (failures, failed) = AsyncStream<FailureReason>.makeStream()
-        let handle = try #require(h.manager.download(h.url("/broken"))?.failure { failed.yield($0) })
+        let handle = try h.manager.download(h.url("/broken")).failure { failed.yield($0) }
         h.runUntilIdle()
         let reason = await firstValue(failures)
         #expect(reason?.httpStatus == 500)
         #expect(h.manager.handle(forTask: h.url("/nope")) == nil)
         #expect(h.manager.handle(forTask: handle.urlString) != nil)
+    }
+
+    @Test func aDownloadCanBeAwaited() async throws {
+        let h = try ManagerHarness()
+        let body = h.serve("/a.bin", count: 300_000)
+        let handle = try h.manager.download(h.url("/a.bin"))
+        async let location = handle.value
+        h.runUntilIdle()
+        let file = try await location
+        #expect(FileManager.default.contents(atPath: file.path).map { [UInt8]($0) } == body.allBytes)
+        // Awaiting an ended task returns at once, with the same file.
+        #expect(try await handle.value == file)
+        #expect(try await h.manager.download(h.url("/a.bin")).value == file)
+        #expect(h.server.requests(for: "/a.bin").count == 1)
+    }
+
+    @Test func awaitingAFailureThrowsItsReason() async throws {
+        let h = try ManagerHarness { $0.retryPolicy = nil }
+        h.server.setRoute(.status(404), for: "/gone")
+        let handle = try h.manager.download(h.url("/gone"))
+        h.runUntilIdle()
+        await #expect(throws: FailureReason.self) { try await handle.value }
+        let results = await h.manager.results(of: [h.url("/gone"), h.url("/never-added")])
+        #expect(results.count == 2)
+        if case .failure(let reason) = results[h.url("/gone")] {
+            #expect(reason.httpStatus == 404)
+        } else {
+            Issue.record("expected a failure")
+        }
+    }
+
+    @Test func cancellingTheWaitStopsTheWaitingNotTheDownload() async throws {
+        let h = try ManagerHarness()
+        h.serve("/c.bin", count: 100_000)
+        let handle = try h.manager.download(h.url("/c.bin"))
+        let waiting = Task { try await handle.value }
+        waiting.cancel()
+        await #expect(throws: CancellationError.self) { try await waiting.value }
+        h.runUntilIdle()
+        #expect(h.state(h.url("/c.bin")) == .finished)
+    }
+
+    @Test func addingAKnownURLResumesItAndRefusalsSayWhy() async throws {
+        let h = try ManagerHarness { $0.retryPolicy = nil }
+        let body = MockBody.generated(seed: 3, count: 50_000)
+        h.server.setRoutes([.status(503), .file(body, entityTag: .fixed("\"v\""))], for: "/flaky")
+        let url = h.url("/flaky")
+        _ = try h.manager.download(url)
+        h.runUntilIdle()
+        #expect(h.state(url).isFailed)
+        // The same call again resumes the failed task; its handle sees the file.
+        let again = try h.manager.download(url)
+        h.runUntilIdle()
+        #expect(try await again.value.lastPathComponent == "flaky")
+        #expect(throws: DownloadManagerError.self) { try h.manager.download("not a url") }
+        do {
+            _ = try h.manager.download("ftp://example.org/x")
+            Issue.record("an ftp URL was accepted")
+        } catch {
+            #expect(error.code == .invalidURL)
+        }
+        do {
+            _ = try h.manager.download(h.url("/x"), checksum: "sha256=zz")
+            Issue.record("a bad checksum was accepted")
+        } catch {
+            #expect(error.code == .invalidChecksum)
+        }
+        h.manager.isTrashOpened = true
+        _ = try h.manager.deleteTasks([url])
+        do {
+            _ = try h.manager.download(url)
+            Issue.record("a trashed task was added again")
+        } catch {
+            #expect(error.code == .inTrash)
+        }
+    }
+
+    @Test func theLastProgressReportOfAFinishedDownloadIsComplete() async throws {
+        let h = try ManagerHarness()
+        h.serve("/small.bin", count: 700_000)
+        let reports = Locked<[Double]>([])
+        let handle = try h.manager.download(h.url("/small.bin"))
+            .progress { report in reports.withLock { $0.append(report.fractionCompleted) } }
+        h.runUntilIdle()
+        _ = try await handle.value
+        #expect(reports.withLock { $0.last } == 1)
     }
 }

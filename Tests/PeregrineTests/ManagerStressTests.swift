@@ -114,7 +114,7 @@ import Testing
             let m = manager
             switch Int.random(in: 0..<26, using: &random) {
             case 0, 1: _ = try? m.download(someURLs(&random), in: list)
-            case 2: _ = m.download(urls.randomElement(using: &random)!, in: list)
+            case 2: _ = try? m.download(urls.randomElement(using: &random)!, in: list)
             case 3:
                 _ = try? m.download(
                     someURLs(&random), inManualModeAtSection: Int.random(in: 0...2, using: &random),
