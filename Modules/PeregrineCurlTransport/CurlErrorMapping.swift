@@ -29,6 +29,10 @@ enum CurlErrorMapping {
             kind = .tooManyRedirects
         case CURLE_RANGE_ERROR:
             kind = .rangeNotHonoured
+        case CURLE_UNSUPPORTED_PROTOCOL where detail.contains("HTTP/0.9"):
+            // The server's answer has no status line: typically the leftover of an earlier
+            // response that sent more than it announced, read on a reused connection.
+            kind = .protocolViolation
         case CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT:
             kind = .invalidRequest
         case CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_GOT_NOTHING, CURLE_HTTP2, CURLE_HTTP2_STREAM:

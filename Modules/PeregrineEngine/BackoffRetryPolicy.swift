@@ -12,10 +12,11 @@ import PeregrineTransport
 /// from the bytes already on disk; a server's `Retry-After` is honoured.
 ///
 /// Retried: a connection that failed, broke or was reset (``FailureReason/Code/network``), a
-/// timeout or a transfer slower than its minimum, and the HTTP statuses 408, 429 and 5xx.
-/// Never retried: any other 4xx, DNS and TLS failures, authentication, disk and file-system
-/// errors, protocol violations, checksum mismatches (the engine's ``VerificationRetryPolicy``
-/// decides those first).
+/// timeout or a transfer slower than its minimum, a response that broke HTTP (more bytes than
+/// announced, a garbled head: often a proxy's or a restarting server's), and the HTTP statuses
+/// 408, 429 and 5xx. Never retried: any other 4xx, DNS and TLS failures, authentication, disk and
+/// file-system errors, checksum mismatches (the engine's ``VerificationRetryPolicy`` decides
+/// those first).
 ///
 /// The n-th retry (from 0) waits `min(maxDelay, initialDelay × multiplierⁿ)`, less a random
 /// part of up to `jitter` of it, so that many clients do not come back at the same instant. On
@@ -102,7 +103,7 @@ public struct BackoffRetryPolicy: RetryPolicy {
     /// Whether a failure is worth trying again.
     public static func isTransient(_ reason: FailureReason) -> Bool {
         switch reason.code {
-        case .network, .timeout, .tooSlow: return true
+        case .network, .timeout, .tooSlow, .protocolViolation: return true
         case .httpStatus:
             guard let status = reason.httpStatus else { return false }
             return status == 408 || status == 429 || (500...599).contains(status)

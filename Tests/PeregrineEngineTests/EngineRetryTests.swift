@@ -185,7 +185,7 @@ struct EngineRetryTests {
         (FailureReason(.dns, message: "x"), false),
         (FailureReason(.tls, message: "x"), false),
         (FailureReason(.diskFull, message: "x"), false),
-        (FailureReason(.protocolViolation, message: "x"), false),
+        (FailureReason(.protocolViolation, message: "x"), true),
         (FailureReason(.verification, message: "x"), false),
     ])
     func transientFailures(_ reason: FailureReason, _ transient: Bool) {
