@@ -271,3 +271,51 @@ import Testing
         }
     }
 }
+
+/// A real small file system filled during downloads (a tmpfs mounted by the test; it needs root,
+/// as CI has): the download that meets the full disk fails with the disk-full status and says so,
+/// the others finish with the right bytes, and the store — on the same full disk — loads again.
+@Suite struct FullDiskTests {
+    @Test func aFullDiskFailsOnlyTheDownloadThatFilledIt() async throws {
+        guard getuid() == 0 else {
+            // Mounting needs root; CI runs as root, so there this test always runs.
+            print("skipped: mounting a tmpfs needs root")
+            return
+        }
+        let rig = try await GetCommandTests.Rig.start()
+        defer { rig.stop() }
+        let small = try rig.serve("/a.bin", count: 300_000, seed: 21)
+        let other = try rig.serve("/c.bin", count: 200_000, seed: 22)
+        try rig.serve("/slow/big.bin", count: 12 << 20, seed: 23)
+        let mount = rig.scratch.path("tmpfs")
+        try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
+        let mounted = try await ChildProcess.run("/bin/mount", ["-t", "tmpfs", "-o", "size=4m", "tmpfs", mount])
+        #expect(mounted.status == 0)
+        defer {
+            let umount = Process()
+            umount.executableURL = URL(fileURLWithPath: "/bin/umount")
+            umount.arguments = [mount]
+            try? umount.run()
+            umount.waitUntilExit()
+        }
+
+        let arguments = [
+            "get", "-o", mount + "/downloads", "--state-dir", mount + "/state", "--quiet", "--retry", "0",
+            rig.server.httpURL("/a.bin"), rig.server.httpURL("/slow/big.bin"), rig.server.httpURL("/c.bin"),
+        ]
+        let first = try await ChildProcess.run(rig.tool, arguments, allowFailure: true)
+        #expect(first.status == 8, "\(first.text) \(first.errorText)")
+        #expect(first.errorText.contains("No space left on device"), "\(first.errorText)")
+        #expect(try GetCommandTests.Rig.fileSHA256(mount + "/downloads/a.bin") == small)
+        #expect(try GetCommandTests.Rig.fileSHA256(mount + "/downloads/c.bin") == other)
+        #expect(!FileManager.default.fileExists(atPath: mount + "/downloads/big.bin"))
+
+        // Again, on the still-full disk: the store loads, the two files are complete already.
+        let second = try await ChildProcess.run(rig.tool, arguments, allowFailure: true)
+        #expect(second.status == 8, "\(second.errorText)")
+        #expect(second.text.contains(mount + "/downloads/a.bin"))
+        #expect(second.text.contains(mount + "/downloads/c.bin"))
+        #expect(rig.requests(for: "/a.bin").count == 1)
+        #expect(rig.requests(for: "/c.bin").count == 1)
+    }
+}
