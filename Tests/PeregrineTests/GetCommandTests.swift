@@ -8,17 +8,7 @@ import Testing
 /// appear in no output and no file, `--json` parses, and each exit status.
 @Suite struct GetCommandTests {
     /// The `peregrine` binary built beside the tests.
-    static var executable: String? {
-        let me =
-            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        var directory = URL(fileURLWithPath: me).deletingLastPathComponent()
-        for _ in 0..<4 {
-            let candidate = directory.appendingPathComponent("peregrine").path
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-            directory = directory.deletingLastPathComponent()
-        }
-        return nil
-    }
+    static var executable: String? { ChildProcess.builtProduct(named: "peregrine") }
 
     /// A server with an access log, a throttled `/slow/` alias and a location that answers 401.
     struct Rig {

@@ -10,17 +10,7 @@ import Testing
 /// it must continue from the offset its store persisted and end with the served file's bytes.
 @Suite struct PeregrineQueueTests {
     /// The `peregrine-queue` binary built beside this test binary.
-    static var executable: String? {
-        let me =
-            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        var directory = URL(fileURLWithPath: me).deletingLastPathComponent()
-        for _ in 0..<4 {
-            let candidate = directory.appendingPathComponent("peregrine-queue").path
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-            directory = directory.deletingLastPathComponent()
-        }
-        return nil
-    }
+    static var executable: String? { ChildProcess.builtProduct(named: "peregrine-queue") }
 
     @Test func killedRunResumesFromThePersistedOffset() async throws {
         let tool = try #require(

@@ -17,6 +17,21 @@ public enum ChildProcess {
         public var errorText: String { String(decoding: standardError, as: UTF8.self) }
     }
 
+    /// The path of a product this package built beside the running test binary (`peregrine`,
+    /// `peregrine-queue`), or nil when it was not built (`swift build --build-tests` builds it).
+    public static func builtProduct(named name: String) -> String? {
+        let me =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        var directory = URL(fileURLWithPath: me).deletingLastPathComponent()
+        // On Linux the tests run from `<bin>/PeregrinePackageTests.xctest`; elsewhere from a bundle.
+        for _ in 0..<4 {
+            let candidate = directory.appendingPathComponent(name).path
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+            directory = directory.deletingLastPathComponent()
+        }
+        return nil
+    }
+
     /// Runs a program to its end and returns its output.
     ///
     /// Output goes to files rather than pipes, so a chatty program never blocks on a full pipe;
