@@ -54,9 +54,10 @@ struct ManagerState {
 /// outside the engine's lock) and its ``EngineEventObserver`` (events, under the engine's lock)
 /// — with the lock-protected state, the store and the event broadcaster.
 ///
-/// Lock order: the engine's lock, then ``state``'s. The manager never calls the engine while
-/// holding ``state``'s lock, so the engine's synchronous callbacks, which take it, can never
-/// deadlock; and the application's closures (task handles, handlers) never run under either.
+/// Lock order: the operation ``gate``, the engine's lock, then ``state``'s. The manager never
+/// calls the engine while holding ``state``'s lock, so the engine's synchronous callbacks, which
+/// take it, can never deadlock; callbacks never enter the gate; and the application's closures
+/// (task handles, handlers) never run under any of them.
 final class ManagerCore: TaskRecordObserver, EngineEventObserver {
     let identifier: String
     /// Serialises the manager's public operations (see ``OperationGate`` for the lock order).
@@ -111,9 +112,9 @@ final class ManagerCore: TaskRecordObserver, EngineEventObserver {
         // Endings (finished, failed) written to the journal here count as recorded once synced:
         // their events wait for the store's group commit, off this thread.
         var endings: [String: Int] = [:]
-        // A store may call back at once, on this thread and under the state lock: the gate turns
-        // that into counting the endings there, and into calling the engine after the lock.
-        let gate = Mutex((returned: false, calledEarly: false, durableEarly: false))
+        // A store may call back at once, on this thread and under the state lock: `syncCall`
+        // turns that into counting the endings there, and into calling the engine after the lock.
+        let syncCall = Mutex((returned: false, calledEarly: false, durableEarly: false))
         let handles = state.withLock { state -> [(DownloadTaskHandle, EngineEvent)] in
             var storeChanges: [StoreChange] = []
             var events: [DownloadManagerEvent] = []
@@ -177,10 +178,10 @@ final class ManagerCore: TaskRecordObserver, EngineEventObserver {
                 let recorded = endings
                 let written = record(storeChanges) { [weak self] error in
                     if let error { self?.storeFailed(error) }
-                    let early = gate.withLock { gate in
-                        gate.calledEarly = !gate.returned
-                        gate.durableEarly = gate.calledEarly && error == nil
-                        return gate.calledEarly
+                    let early = syncCall.withLock { call in
+                        call.calledEarly = !call.returned
+                        call.durableEarly = call.calledEarly && error == nil
+                        return call.calledEarly
                     }
                     guard !early else { return }
                     // The temporary names go before the endings are announced: a program that
@@ -192,9 +193,9 @@ final class ManagerCore: TaskRecordObserver, EngineEventObserver {
                     }
                     self?.endingsRecorded(recorded)
                 }
-                let calledEarly = gate.withLock { gate in
-                    gate.returned = true
-                    return gate.calledEarly
+                let calledEarly = syncCall.withLock { call in
+                    call.returned = true
+                    return call.calledEarly
                 }
                 // Not written at all, or already synced: the events need not wait.
                 if !written || calledEarly {
@@ -205,7 +206,7 @@ final class ManagerCore: TaskRecordObserver, EngineEventObserver {
             broadcaster.yield(events)
             return released.flatMap { publish($0, &state) }
         }
-        if let engineWaits, gate.withLock({ $0.durableEarly }) {
+        if let engineWaits, syncCall.withLock({ $0.durableEarly }) {
             KillPoint.reach("manager.durable")
             engineWaits()
         }
