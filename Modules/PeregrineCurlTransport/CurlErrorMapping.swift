@@ -1,4 +1,4 @@
-import CCurl
+internal import CCurl
 import PeregrineTransport
 
 /// Turns a libcurl result code into a ``TransportError``.

@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 
 /// Computes a digest over bytes that arrive in pieces, through OpenSSL's EVP interface.
 ///

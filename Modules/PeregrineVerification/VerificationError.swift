@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 
 /// Why a digest could not be computed, a checksum could not be read, or a file could not be verified.
 ///
