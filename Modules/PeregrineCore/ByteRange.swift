@@ -1,11 +1,13 @@
 /// A range of bytes to request, as in `Range: bytes=start-end` (RFC 9110 §14.1.2).
 ///
 /// `end` is inclusive and optional: `ByteRange(start: 100)` asks for everything from byte 100.
+/// The bounds are read-only, so the initialiser's checks hold for every value: make a new range
+/// to change them.
 public struct ByteRange: Sendable, Hashable, CustomStringConvertible {
     /// The first byte wanted, counted from zero.
-    public var start: Int64
+    public let start: Int64
     /// The last byte wanted (inclusive), or nil for "to the end".
-    public var end: Int64?
+    public let end: Int64?
 
     /// Creates a range; `start` must be ≥ 0 and `end`, if given, ≥ `start`.
     public init(start: Int64, end: Int64? = nil) {
