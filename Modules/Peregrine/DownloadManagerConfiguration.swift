@@ -66,7 +66,9 @@ extension DownloadManager {
         /// set ``Thumbnailer/Configuration/cachePolicy`` to ``ThumbnailCachePolicy/memoryOnly``
         /// (or ``ThumbnailCachePolicy/none``) for no disk cache.
         public var thumbnails: Thumbnailer.Configuration
-        /// Where the manager logs.
+        /// Where the manager logs (swift-log's `Logger`, re-exported by `Peregrine`). Silence it
+        /// with `Logger(label: "peregrine") { _ in SwiftLogNoOpLogHandler() }`, or set its
+        /// `logLevel`.
         public var logger: Logger
         /// How often a running download's resume offset is synced and recorded.
         public var checkpoint: CheckpointPolicy
