@@ -77,6 +77,16 @@ public struct DownloadDirectory: Sendable, Hashable, CustomStringConvertible {
         return Int64(status.st_size)
     }
 
+    /// The bytes an unprivileged process may still write to the directory's file system
+    /// (`statvfs`'s `f_bavail × f_frsize`), or nil when the file system does not say.
+    public func availableBytes() -> Int64? {
+        var status = statvfs()
+        guard statvfs(path, &status) == 0, status.f_frsize > 0 else { return nil }
+        let (bytes, overflow) = Int64(clamping: status.f_bavail).multipliedReportingOverflow(
+            by: Int64(clamping: status.f_frsize))
+        return overflow ? Int64.max : bytes
+    }
+
     /// Removes a file of this name; a missing file is not an error.
     @discardableResult
     public func remove(_ name: String) -> Bool {

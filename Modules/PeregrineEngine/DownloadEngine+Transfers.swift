@@ -105,6 +105,17 @@ extension DownloadEngine {
                 // Not a byte more: the file is there and must stay.
                 attempt.setDisposition(.skipExisting)
                 command(attempt, .cancel, &state, &effects)
+            } else if let completeLength, let free = directory.availableBytes(),
+                completeLength - attempt.startOffset > free
+            {
+                // Found before the first byte rather than when a write fails half-way; the
+                // partial file (and its resume record) stays for when there is room.
+                let needed = completeLength - attempt.startOffset
+                let reason = FailureReason(
+                    .diskFull,
+                    message: "not enough free space in \(directory.path): \(needed) bytes needed, \(free) available")
+                attempt.setDisposition(.fail(reason))
+                command(attempt, .cancel, &state, &effects)
             }
             effects.markDirty(key)
         }

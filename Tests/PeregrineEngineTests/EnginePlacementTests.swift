@@ -109,3 +109,24 @@ struct EngineLongNameTests {
         #expect(h.bytes(of: kept) == body.allBytes)
     }
 }
+
+/// The free space of the download directory's file system is checked against the announced size
+/// before the first byte is written.
+@Suite("DownloadEngine free space")
+struct EngineFreeSpaceTests {
+    @Test func aFileLargerThanTheFreeSpaceFailsBeforeItsFirstByte() throws {
+        let h = try EngineHarness()
+        // A petabyte, announced by the head; no byte of it is ever generated or written.
+        h.server.setRoute(.file(.generated(seed: 1, count: 1 << 50)), for: "/huge.iso")
+        let url = h.url("/huge.iso")
+        h.engine.download([url])
+        h.runUntilIdle()
+        guard case .failed(let reason) = h.engine.state(ofTask: url) else {
+            Issue.record("expected a failure, got \(h.engine.state(ofTask: url))")
+            return
+        }
+        #expect(reason.code == .diskFull)
+        #expect(reason.message.contains("not enough free space"))
+        #expect(h.files.isEmpty, "nothing was written: \(h.files)")
+    }
+}

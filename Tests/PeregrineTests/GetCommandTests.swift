@@ -263,10 +263,11 @@ import Testing
 }
 
 /// A real small file system filled during downloads (a tmpfs mounted by the test; it needs root,
-/// as CI has): the download that meets the full disk fails with the disk-full status and says so,
-/// the others finish with the right bytes, and the store — on the same full disk — loads again.
+/// as CI has): a file that cannot fit fails before its first byte, downloads that fill the disk
+/// fail with the disk-full status and say so, the others finish with the right bytes, and the
+/// store — on the same full disk — loads again.
 @Suite struct FullDiskTests {
-    @Test func aFullDiskFailsOnlyTheDownloadThatFilledIt() async throws {
+    @Test func aFullDiskFailsOnlyTheDownloadsThatMeetIt() async throws {
         guard getuid() == 0 else {
             // Mounting needs root; CI runs as root, so there this test always runs.
             print("skipped: mounting a tmpfs needs root")
@@ -277,6 +278,8 @@ import Testing
         let small = try rig.serve("/a.bin", count: 300_000, seed: 21)
         let other = try rig.serve("/c.bin", count: 200_000, seed: 22)
         try rig.serve("/slow/big.bin", count: 12 << 20, seed: 23)
+        try rig.serve("/slow/m1.bin", count: 5 << 19, seed: 24)
+        try rig.serve("/slow/m2.bin", count: 5 << 19, seed: 25)
         let mount = rig.scratch.path("tmpfs")
         try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
         let mounted = try await ChildProcess.run("/bin/mount", ["-t", "tmpfs", "-o", "size=4m", "tmpfs", mount])
@@ -289,16 +292,22 @@ import Testing
             umount.waitUntilExit()
         }
 
+        // The two small files first; the 12 MiB file cannot fit in 4 MiB at all; the two 2.5 MiB
+        // files each fit on their own, not together.
         let arguments = [
-            "get", "-o", mount + "/downloads", "--state-dir", mount + "/state", "--quiet", "--retry", "0",
-            rig.server.httpURL("/a.bin"), rig.server.httpURL("/slow/big.bin"), rig.server.httpURL("/c.bin"),
+            "get", "-o", mount + "/downloads", "--state-dir", mount + "/state", "--quiet", "--retry", "0", "-j", "5",
+            rig.server.httpURL("/a.bin"), rig.server.httpURL("/c.bin"), rig.server.httpURL("/slow/big.bin"),
+            rig.server.httpURL("/slow/m1.bin"), rig.server.httpURL("/slow/m2.bin"),
         ]
         let first = try await ChildProcess.run(rig.tool, arguments, allowFailure: true)
         #expect(first.status == 8, "\(first.text) \(first.errorText)")
-        #expect(first.errorText.contains("No space left on device"), "\(first.errorText)")
+        let lines = first.errorText.split(separator: "\n")
+        #expect(lines.contains { $0.contains("big.bin") && $0.contains("not enough free space") }, "\(first.errorText)")
+        #expect(lines.contains { $0.contains("m") && $0.contains("No space left on device") }, "\(first.errorText)")
         #expect(try GetCommandTests.Rig.fileSHA256(mount + "/downloads/a.bin") == small)
         #expect(try GetCommandTests.Rig.fileSHA256(mount + "/downloads/c.bin") == other)
         #expect(!FileManager.default.fileExists(atPath: mount + "/downloads/big.bin"))
+        #expect(rig.requests(for: "/slow/big.bin").count == 1)
 
         // Again, on the still-full disk: the store loads, the two files are complete already.
         let second = try await ChildProcess.run(rig.tool, arguments, allowFailure: true)
