@@ -86,19 +86,16 @@ let package = Package(
         module("PeregrineVerification", dependencies: ["PeregrineCore", "PeregrineTransport", "COpenSSL"]),
 
         // The scheduler and the facade.
+        // Every dependency is imported: the engine knows no store, no authentication.
         module(
             "PeregrineEngine",
-            dependencies: [
-                "PeregrineCore", "PeregrineTransport", "PeregrineStorage", "PeregrineAuth",
-                "PeregrineVerification", logging,
-            ]
+            dependencies: ["PeregrineCore", "PeregrineTransport", "PeregrineVerification", logging]
         ),
         module(
             "Peregrine",
             dependencies: [
                 "PeregrineEngine", "PeregrineCurlTransport", "PeregrineStorage", "PeregrineJSONStorage",
-                "PeregrinePlistStorage", "PeregrineSorting", "PeregrineThumbnails", "PeregrineAuth",
-                "PeregrineVerification", logging,
+                "PeregrineSorting", "PeregrineThumbnails", "PeregrineVerification", logging,
             ]
         ),
 
