@@ -24,7 +24,6 @@ final class GetSession: Sendable {
     let noClobber: Bool
     let deleteMismatched: Bool
     private let shutdownTransport: @Sendable () -> Void
-    private let signalSources = SignalSources()
     private let interrupted = Atomic<Bool>(false)
 
     init(command: GetCommand, items: [GetItem], logger: Logger) throws {
@@ -317,17 +316,28 @@ final class GetSession: Sendable {
 
     /// SIGINT and SIGTERM stop every transfer, let the partial files sync and their resume
     /// records reach the store, and exit with 130 or 143: the next run continues.
+    ///
+    /// A plain signal handler that writes the signal's number to a pipe, read on a queue of its
+    /// own: a Dispatch signal source (`DispatchSource.makeSignalSource`) registers on
+    /// Dispatch's manager thread after `resume()`, and a signal that came in between was lost
+    /// under load (the process ran to its end).
     private func installSignalHandlers() {
-        let queue = DispatchQueue(label: "peregrine.get.signals")
-        var sources: [any DispatchSourceSignal] = []
-        for (number, status) in [(SIGINT, GetExitCode.interrupted), (SIGTERM, GetExitCode.terminated)] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            source.setEventHandler { [weak self] in self?.interrupt(exitingWith: status) }
-            source.resume()
-            sources.append(source)
+        var descriptors: [Int32] = [0, 0]
+        guard pipe(&descriptors) == 0 else { return }
+        InterruptPipe.writeEnd = descriptors[1]
+        let readEnd = descriptors[0]
+        // A queue of its own, blocked in read(2) until a signal comes.
+        DispatchQueue(label: "peregrine.get.signals").async { [weak self] in
+            var byte: UInt8 = 0
+            while read(readEnd, &byte, 1) < 0, errno == EINTR {}
+            self?.interrupt(exitingWith: Int32(byte) == SIGINT ? GetExitCode.interrupted : GetExitCode.terminated)
         }
-        signalSources.keep(sources)
+        for number in [SIGINT, SIGTERM] {
+            signal(number) { received in
+                var byte = UInt8(truncatingIfNeeded: received)
+                _ = write(InterruptPipe.writeEnd, &byte, 1)
+            }
+        }
     }
 
     private func interrupt(exitingWith status: Int32) {
@@ -342,13 +352,10 @@ final class GetSession: Sendable {
     }
 }
 
-/// Keeps the signal sources alive for the run (Dispatch's sources are not `Sendable`; they are
-/// only stored here, once, and never touched again).
-final class SignalSources: @unchecked Sendable {
-    private let lock = Mutex(())
-    private var sources: [any DispatchSourceSignal] = []
-
-    func keep(_ sources: [any DispatchSourceSignal]) { lock.withLock { _ in self.sources = sources } }
+/// Where the signal handler writes (a plain file descriptor: the handler may only make
+/// async-signal-safe calls, and reads nothing else).
+enum InterruptPipe {
+    nonisolated(unsafe) static var writeEnd: Int32 = -1
 }
 
 /// Headers, trust, redirects, timeouts and the per-download rate of every request.

@@ -94,7 +94,7 @@ import Testing
     func anInterruptedRunContinuesWithRangeWhenRunAgain(signal: Int32) async throws {
         let rig = try await Rig.start()
         defer { rig.stop() }
-        let digest = try rig.serve("/slow/big.bin", count: 8 << 20, seed: 1)
+        let digest = try rig.serve("/slow/big.bin", count: 12 << 20, seed: 1)
         let url = rig.server.httpURL("/slow/big.bin")
 
         let process = Process()
@@ -103,9 +103,10 @@ import Testing
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        // Killed once 1.5 MiB arrived: at 1 MiB/s, after the first checkpoint (the partial file is
-        // synced and its offset recorded every second), and over six seconds before the end even
-        // when the machine is loaded.
+        // Killed once 1.5 MiB are on disk: at 1 MiB/s, after the first checkpoint (the partial
+        // file is synced and its offset recorded every second), and about ten seconds before the
+        // end, so that a loaded machine (the whole suite runs in parallel on two cores) cannot let
+        // the download finish first.
         let grown = await onOwnThread { () -> Bool in
             let deadline = Date().addingTimeInterval(60)
             while Date() < deadline, process.isRunning {
