@@ -336,7 +336,8 @@ public final class DownloadManager: Sendable {
         // offsets and are recorded), then the store's files and lock are released for the next
         // manager of this identifier.
         engine.shutDown()
-        try? core.store.close()
+        // Closing saves: every record is synced, placed files need their temporary names no more.
+        if (try? core.store.close()) != nil { engine.removePlacedTemporaryNames() }
     }
 
     // MARK: Order
@@ -467,6 +468,8 @@ public final class DownloadManager: Sendable {
         } catch {
             throw DownloadManagerError(.storeFailed, error.description)
         }
+        // Every record is synced: placed files no longer need their temporary names.
+        engine.removePlacedTemporaryNames()
     }
 }
 

@@ -420,7 +420,9 @@ extension DownloadEngine {
             // them, or were deleted with the record.
             KillPoint.reach("engine.placed")
             if keptTemporary, let temporary {
-                effects.leftoverLinks.append(LeftoverLink(task: key, temporaryName: temporary, placedName: finalName))
+                let link = LeftoverLink(task: key, temporaryName: temporary, placedName: finalName)
+                effects.leftoverLinks.append(link)
+                state.leftoverLinks[temporary] = link
             }
             state.tasks[key]!.record.fileName = finalName
             state.tasks[key]!.record.finishedAt = clock.date()

@@ -417,11 +417,23 @@ public final class DownloadEngine: Sendable {
     /// a transfer that starts afresh removes the name itself before it writes (see `launch`).
     func removeLeftoverLinks(_ links: [LeftoverLink]) {
         state.withLock { state in
-            for link in links where state.tasks[link.task]?.attempt == nil {
+            for link in links {
+                state.leftoverLinks[link.temporaryName] = nil
+                guard state.tasks[link.task]?.attempt == nil else { continue }
                 KillPoint.reach("engine.leftover-link")
                 directory.removeLeftoverLink(link.temporaryName, of: link.placedName)
             }
         }
+    }
+
+    /// Removes the temporary names still linked to files placed by finished tasks. Call it once
+    /// the store has synced every record (a program about to exit, after saving its store): the
+    /// records say where the files went, so the names are no longer needed to find them after a
+    /// crash. Normally each name goes as soon as its own record is durable; this catches those
+    /// whose callback has not come yet.
+    public func removePlacedTemporaryNames() {
+        let pending = state.withLock { Array($0.leftoverLinks.values) }
+        if !pending.isEmpty { removeLeftoverLinks(pending) }
     }
 
     /// Queues the completion handler of a task that finished or failed.

@@ -61,6 +61,9 @@ struct EngineState: Sendable {
     let temporaryNameBase = UInt64.random(in: 0...UInt64.max)
     var temporaryNameCount: UInt64 = 0
     var nameCounters: [String: Int] = [:]
+    /// Temporary names still linked to placed files, by temporary name, until their records are
+    /// durable (see ``DownloadEngine/removePlacedTemporaryNames()``).
+    var leftoverLinks: [String: LeftoverLink] = [:]
     var taskCompletionHandler: TaskCompletionHandler?
     // Activity tracking.
     var tracker: ActivityTracker

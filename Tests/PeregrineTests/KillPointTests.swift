@@ -58,7 +58,15 @@ import Testing
         #expect(rerun.status == 0, "the second run failed: \(rerun.text) \(rerun.errorText)")
 
         let names = try FileManager.default.contentsOfDirectory(atPath: downloads).sorted()
-        #expect(names == served.keys.sorted(), "after a kill at \(point):\(time)")
+        let details = names.map { name -> String in
+            var status = stat()
+            _ = lstat(downloads + "/" + name, &status)
+            return "\(name) inode \(status.st_ino) links \(status.st_nlink) size \(status.st_size)"
+        }
+        #expect(
+            names == served.keys.sorted(),
+            "after a kill at \(point):\(time): \(details); killed run: \(killed.text) \(killed.errorText); rerun: \(rerun.text) \(rerun.errorText)"
+        )
         for (name, digest) in served {
             #expect(try await PeregrineQueueTests.sha256(of: downloads + "/" + name) == digest, "\(name)")
         }
