@@ -30,7 +30,8 @@ struct GetCommand: AsyncParsableCommand {
             Running the same command again continues every interrupted download from its last synced byte \
             (Range + If-Range; from zero when the file changed on the server) and does not download a file \
             that is complete: it is reported as complete (and checked when a checksum is given). \
-            --overwrite downloads it again and replaces it; --no-clobber never replaces or renames around an \
+            --overwrite downloads it again and replaces it once the new file is complete; --no-clobber never \
+            replaces or renames around an \
             existing file. Ctrl-C or SIGTERM stops the transfers, keeps their partial files and exits; kill -9 \
             loses at most the last second of progress. What the next run resumes from is kept in a store under \
             $XDG_STATE_HOME/peregrine/get (~/.local/state/peregrine/get), one per output directory, or in \

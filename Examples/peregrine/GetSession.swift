@@ -255,20 +255,19 @@ final class GetSession: Sendable {
             }
         }
         let newSource = item.checksumURL != nil && item.checksumURL != task.record.checksumURL
-        if (wanted != nil && (wanted != stored || overwrite)) || newSource {
-            // Another expected file: start over with the new checksum, never trusting the old bytes.
-            _ = try? manager.deleteTasks([key], keepFinishedFile: !overwrite)
+        if (wanted != nil && wanted != stored) || newSource || task.state == .finished {
+            // Another expected file (start over with the new checksum, never trusting the old
+            // bytes), or --overwrite of a complete one: a new task. A finished file stays where it
+            // is until the new download is complete and takes its place (the replace policy's
+            // rename), so a failed overwrite loses nothing.
+            _ = try? manager.deleteTasks([key], keepFinishedFile: true)
             let again = DownloadItem(
-                item.url, preferredFileName: item.outputName, checksum: item.checksum, checksumURL: item.checksumURL)
+                item.url, preferredFileName: item.outputName ?? task.record.fileName, checksum: item.checksum,
+                checksumURL: item.checksumURL)
             let added = (try? manager.download([again]).addition.added) ?? []
             return added.isEmpty ? .done(GetExitCode.unknown) : .running(added[0])
         }
-        if task.state == .finished {
-            // --overwrite: the task starts again; the file is replaced when the new one is complete.
-            _ = try? manager.restartTasks([key])
-        } else {
-            _ = try? manager.resumeTasks([key])
-        }
+        _ = try? manager.resumeTasks([key])
         return .running(key)
     }
 

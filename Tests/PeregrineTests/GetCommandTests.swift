@@ -158,6 +158,11 @@ import Testing
         #expect(overwritten.status == 0, "\(overwritten.errorText)")
         #expect(rig.requests(for: "/a.bin").count == 2)
         #expect(rig.visibleFiles == ["a.bin"])
+        // An overwrite that fails loses nothing: the file stays until a new one is complete.
+        try FileManager.default.removeItem(atPath: rig.server.documentPath("/a.bin"))
+        let failed = try await rig.get([url, "--overwrite", "--retry", "0"])
+        #expect(failed.status == 3, "\(failed.errorText)")
+        #expect(try Rig.fileSHA256(rig.downloads + "/a.bin") == digest)
     }
 
     @Test func sameNameDownloadsKeepTheirOwnBytesInOneProcessAndAcrossProcesses() async throws {
