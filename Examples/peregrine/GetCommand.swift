@@ -47,7 +47,8 @@ struct GetCommand: AsyncParsableCommand {
             A proxy comes from -x or the http_proxy, https_proxy and no_proxy variables.
 
             \(GetExitCode.table)
-            """
+            """,
+        version: peregrineVersion
     )
 
     @Argument(help: "The http or https URLs to download.")

@@ -6,6 +6,10 @@ struct PeregrineCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "peregrine",
         abstract: "Download files with Peregrine, and verify their checksums.",
+        version: peregrineVersion,
         subcommands: [GetCommand.self, VerifyCommand.self, StoreCommand.self]
     )
 }
+
+/// The version `--version` prints.
+let peregrineVersion = "0.2.0"
