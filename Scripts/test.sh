@@ -17,3 +17,7 @@ if grep -E "^/.*/(Modules|Tests|Examples)/.*: warning:" "$log" | sort -u | grep 
     exit 1
 fi
 swift test --skip-build
+
+# The libFuzzer harnesses (Fuzz/), a bounded run with a fixed, printed seed, plus the control
+# that proves a planted bug is found. Longer runs: PEREGRINE_FUZZ_RUNS=1000000 bash Scripts/fuzz.sh
+bash Scripts/fuzz.sh --runs "${PEREGRINE_FUZZ_RUNS:-30000}"

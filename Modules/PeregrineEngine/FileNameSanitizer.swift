@@ -20,19 +20,25 @@ public enum FileNameSanitizer {
     }
 
     /// The safe version of `name`, or nil when nothing survives.
+    ///
+    /// Works on Unicode scalars, not Characters: a separator or a dot followed by combining
+    /// marks (`a/\u{301}b`, `.\u{301}bashrc`) is one Character that is neither, and must still
+    /// split the path or be stripped.
     public static func clean(_ name: String) -> String? {
         if isPlainlySafe(name) { return name }
+        let components = name.unicodeScalars.split(whereSeparator: { $0 == "/" || $0 == "\\" })
         let component =
-            name.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last(where: { !isBlank($0) }).map(String.init)
-            ?? ""
-        var scalars = String.UnicodeScalarView()
-        for scalar in component.unicodeScalars where !isForbidden(scalar) {
-            scalars.append(scalar)
+            components.last(where: { !$0.allSatisfy(\.properties.isWhitespace) }) ?? Substring().unicodeScalars
+        var scalars = component.filter { !isForbidden($0) }[...]
+        // No leading dot (a hidden file), no leading space, and no combining mark left dangling
+        // at the start once a dot before it is gone.
+        while let first = scalars.first, first == "." || first.properties.isWhitespace || isCombiningMark(first) {
+            scalars.removeFirst()
         }
-        var text = Substring(String(scalars))
-        while let first = text.first, first == "." || first.isWhitespace { text.removeFirst() }
-        while let last = text.last, last.isWhitespace { text.removeLast() }
-        guard !text.isEmpty else { return nil }
+        while let last = scalars.last, last.properties.isWhitespace { scalars.removeLast() }
+        guard !scalars.isEmpty else { return nil }
+        var text = String.UnicodeScalarView()
+        text.append(contentsOf: scalars)
         return limited(String(text), to: maximumByteCount)
     }
 
@@ -49,12 +55,25 @@ public enum FileNameSanitizer {
     }
 
     /// The longest run of whole characters from the start of `text` within `bytes` bytes.
+    ///
+    /// A first character larger than the budget (a letter with hundreds of combining marks) is
+    /// cut between its scalars instead, so that a non-empty name never shrinks to nothing.
     static func prefix(of text: String, bytes: Int) -> String {
         var result = ""
         var count = 0
         for character in text {
             let size = character.utf8.count
-            guard count + size <= bytes else { break }
+            guard count + size <= bytes else {
+                if result.isEmpty {
+                    for scalar in character.unicodeScalars {
+                        let scalarSize = UTF8.width(scalar)
+                        guard count + scalarSize <= bytes else { break }
+                        result.unicodeScalars.append(scalar)
+                        count += scalarSize
+                    }
+                }
+                break
+            }
             result.append(character)
             count += size
         }
@@ -82,6 +101,14 @@ public enum FileNameSanitizer {
 
     private static func isBlank(_ text: Substring) -> Bool {
         text.allSatisfy { $0.isWhitespace }
+    }
+
+    /// Marks that attach to the character before them (categories Mn, Mc, Me).
+    static func isCombiningMark(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .nonspacingMark, .spacingMark, .enclosingMark: true
+        default: false
+        }
     }
 
     /// Control characters and the invisible characters that reorder or hide text.

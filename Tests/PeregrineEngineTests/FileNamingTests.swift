@@ -83,6 +83,31 @@ struct FileNamingTests {
         #expect(FileNameSanitizer.sanitize(hugeExtension).utf8.count == 255)
     }
 
+    /// Names the fuzzer found (Fuzz/Corpus/FuzzContentDisposition/fuzz-*): a separator or a dot
+    /// followed by a combining mark is one Character that is neither, and a first Character
+    /// longer than the byte budget used to leave nothing, or only the extension.
+    @Test(
+        arguments: [
+            ("a/\u{301}b", "b"),
+            ("a\\\u{301}b", "b"),
+            (".\u{301}bashrc", "bashrc"),
+            ("..\u{301}\u{302}/..\u{301}", nil),
+        ] as [(String, String?)])
+    func separatorsAndDotsHiddenInCharactersStillCount(_ name: String, _ safe: String?) {
+        #expect(FileNameSanitizer.clean(name) == safe)
+    }
+
+    @Test func aGiantFirstCharacterIsCutBetweenItsScalars() {
+        let giant = "a" + String(repeating: "\u{301}", count: 200)
+        for name in [giant, giant + ".txt"] {
+            let safe = FileNameSanitizer.sanitize(name)
+            #expect(!safe.isEmpty)
+            #expect(safe.first?.unicodeScalars.first == "a")
+            #expect(safe.utf8.count <= FileNameSanitizer.maximumByteCount)
+        }
+        #expect(FileNameSanitizer.sanitize(giant + ".txt").hasSuffix(".txt"))
+    }
+
     @Test func suggestedNamePrefersDispositionThenPathThenHost() throws {
         let url = try DownloadURL("http://Example.org/files/My%20Report.pdf?x=1")
         #expect(
