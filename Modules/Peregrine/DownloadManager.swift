@@ -190,7 +190,8 @@ public final class DownloadManager: Sendable {
             requestAdapter: configuration.requestAdapter, retryPolicy: configuration.retryPolicy,
             verifier: configuration.verifier, recordObserver: core, eventObserver: core,
             fileKindClassifier: configuration.thumbnails.classifier.classify, logger: configuration.logger,
-            verifiesChecksums: configuration.verifiesChecksums, verificationRetry: configuration.verificationRetry)
+            verifiesChecksums: configuration.verifiesChecksums, verificationRetry: configuration.verificationRetry,
+            segmentation: configuration.segmentation)
         do {
             engine = try DownloadEngine(
                 transport: configuration.transport ?? CurlTransport(), configuration: engineConfiguration)

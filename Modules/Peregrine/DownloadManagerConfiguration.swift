@@ -77,6 +77,8 @@ extension DownloadManager {
         /// What happens on a checksum mismatch, for tasks without a rule of their own (Reed:
         /// three downloads in all, from zero).
         public var verificationRetry: VerificationRetryPolicy
+        /// How many connections one task may use (aria2's `--split`); 1 by default.
+        public var segmentation: Segmentation
 
         /// A configuration with SDE's defaults, state under ``StoreConfiguration/defaultRootDirectory``.
         public init(
@@ -101,8 +103,10 @@ extension DownloadManager {
             logger: Logger = Logger(label: "peregrine.manager"),
             checkpoint: CheckpointPolicy = CheckpointPolicy(),
             verifiesChecksums: Bool = true,
-            verificationRetry: VerificationRetryPolicy = .default
+            verificationRetry: VerificationRetryPolicy = .default,
+            segmentation: Segmentation = Segmentation()
         ) {
+            self.segmentation = segmentation
             self.checkpoint = checkpoint
             self.verifiesChecksums = verifiesChecksums
             self.verificationRetry = verificationRetry

@@ -18,15 +18,18 @@ extension DownloadEngine {
             fetchChecksum(from: checksumURL, for: attempt)
             return
         }
-        if attempt.startOffset == 0 {
+        let segmentation = configuration.segmentation
+        let keptRanges = segmentation.splits ? (attempt.resumeRecord?.completedRanges ?? []) : []
+        if attempt.startOffset == 0, keptRanges.isEmpty {
             // A fresh start writes a new file: the name may still be a link to a file placed
             // from it, whose bytes must not be truncated (see `removeLeftoverLinks`).
             directory.remove(attempt.temporaryName)
         } else {
             // The partial file must hold exactly the bytes the record counts: bytes past the
-            // synced offset may be torn.
+            // synced offset (or past the last synced range of a segmented download) may be torn.
             do throws(FailureReason) {
-                try directory.truncate(attempt.temporaryName, to: attempt.startOffset)
+                try directory.truncate(
+                    attempt.temporaryName, to: max(attempt.startOffset, keptRanges.last?.upperBound ?? 0))
             } catch {
                 attempt.sink = TemporaryFileSink(path: attempt.temporaryPath, startOffset: attempt.startOffset)
                 conclude(attempt, .failed(error, durableOffset: attempt.startOffset, failure: nil), durable: 0)
@@ -34,14 +37,30 @@ extension DownloadEngine {
             }
         }
         var request = TransferRequest(url: attempt.url)
-        if let record = attempt.resumeRecord, record.offset > 0 {
+        if let record = attempt.resumeRecord, record.offset > 0 || !keptRanges.isEmpty {
             request.range = ByteRange(start: record.offset)
             request.ifRange = record.validator
         }
         configuration.requestAdapter?.adapt(&request, for: attempt.context)
+        attempt.request = request
+        if segmentation.splits {
+            // Pieces on several connections; the file is checked once complete (read back), as
+            // the pieces do not arrive in order.
+            let segmented = SegmentedTransfer(
+                transport: transport, request: request, path: attempt.temporaryPath,
+                startOffset: attempt.startOffset, resumeRecord: keptRanges.isEmpty ? nil : attempt.resumeRecord,
+                segmentation: segmentation
+            ) { [weak self] event in
+                self?.handle(event, of: attempt)
+            }
+            attempt.sink = segmented.primary.file
+            attempt.transferSink = segmented.primary.file
+            attempt.willStart(segmented)
+            segmented.start()
+            return
+        }
         let sink = TemporaryFileSink(path: attempt.temporaryPath, startOffset: attempt.startOffset)
         let transferSink = verifier?.sink(wrapping: sink, for: attempt.context) ?? sink
-        attempt.request = request
         attempt.sink = sink
         attempt.transferSink = transferSink
         let id = transport.start(request, sink: transferSink) { [weak self] event in
@@ -99,7 +118,9 @@ extension DownloadEngine {
             state.tasks[key]!.record = record
             let resume =
                 attempt.isResumable
-                ? ResumeRecord(offset: attempt.startOffset, validator: validator, expectedLength: completeLength) : nil
+                ? ResumeRecord(
+                    offset: attempt.startOffset, validator: validator, expectedLength: completeLength,
+                    completedRanges: attempt.segmented?.durableRanges ?? []) : nil
             try? transition(key, .updateResumeRecord(resume), &state, &effects)
             if state.conflictPolicy == .skip, let name = record.fileName, directory.exists(name) {
                 // Not a byte more: the file is there and must stay.
@@ -137,18 +158,18 @@ extension DownloadEngine {
         }
         guard attempt.isResumable, attempt.isLive,
             configuration.checkpoint.isDue(
-                newBytes: total - attempt.lastCheckpointBytes, elapsed: now - attempt.lastCheckpointTime)
+                newBytes: total - attempt.lastCheckpointTotal, elapsed: now - attempt.lastCheckpointTime)
         else { return }
+        attempt.lastCheckpointTotal = total
         checkpoint(attempt, at: now)
     }
 
     /// Syncs the partial file and moves the resume record to the durable offset.
     private func checkpoint(_ attempt: TransferAttempt, at now: Duration) {
-        guard let sink = attempt.sink else { return }
         let key = attempt.url.string
         let durable: Int64
         do throws(SinkWriteError) {
-            durable = try sink.synchronize()
+            durable = try attempt.synchronizeFile()
         } catch {
             // The next write would fail as well: end the transfer with the reason now.
             let reason = TransportError(.writeFailed, error.message, url: key, errno: error.errno).failureReason
@@ -162,10 +183,10 @@ extension DownloadEngine {
         attempt.lastCheckpointBytes = durable
         perform { state, effects in
             guard let entry = state.tasks[key], entry.attempt === attempt, attempt.isLive,
-                var record = entry.machine.resumeRecord
+                let record = entry.machine.resumeRecord
             else { return }
-            record.offset = durable
-            try? transition(key, .updateResumeRecord(record), &state, &effects)
+            try? transition(
+                key, .updateResumeRecord(attempt.resumeRecord(record, durableAt: durable)), &state, &effects)
         }
     }
 
@@ -188,7 +209,7 @@ extension DownloadEngine {
     }
 
     private func handleCompletion(_ result: Result<TransferSummary, TransportError>, of attempt: TransferAttempt) {
-        guard let sink = attempt.sink else { return }
+        guard attempt.sink != nil else { return }
         let initialDisposition = attempt.disposition
         let written = attempt.startOffset + attempt.receivedBytes
 
@@ -198,21 +219,21 @@ extension DownloadEngine {
         let succeeded = (try? result.get()) != nil
         switch initialDisposition {
         case .discardPartialFile?, .skipExisting?:
-            try? sink.close()
-        case nil where succeeded && (!configuration.checkpoint.syncsFinishedFile || !sink.isOpened):
+            try? attempt.closeFile()
+        case nil where succeeded && (!configuration.checkpoint.syncsFinishedFile || !attempt.fileIsOpened):
             do throws(SinkWriteError) {
-                try sink.close()
+                try attempt.closeFile()
                 durable = min(written, attempt.lastCheckpointBytes)
             } catch {
                 closeFailure = Self.reason(for: error, url: attempt.url.string)
             }
         default:
             do throws(SinkWriteError) {
-                durable = try sink.synchronize()
-                try sink.close()
+                durable = try attempt.synchronizeFile()
+                try attempt.closeFile()
             } catch {
                 closeFailure = Self.reason(for: error, url: attempt.url.string)
-                try? sink.close()
+                try? attempt.closeFile()
             }
         }
 
@@ -238,7 +259,7 @@ extension DownloadEngine {
         _ summary: TransferSummary, attempt: TransferAttempt, closeFailure: FailureReason?
     ) -> Outcome {
         let total = attempt.startOffset + summary.receivedBytes
-        let temporary = attempt.sink?.isOpened == true || attempt.startOffset > 0 ? attempt.temporaryName : nil
+        let temporary = attempt.fileIsOpened || attempt.startOffset > 0 ? attempt.temporaryName : nil
         if let closeFailure {
             return .failed(closeFailure, durableOffset: attempt.startOffset, failure: nil)
         }
@@ -261,6 +282,8 @@ extension DownloadEngine {
         guard let verifier, let transferSink = attempt.transferSink else {
             return .finished(temporary: temporary, length: length, verification: .unverified)
         }
+        // A segmented transfer's sink hashes nothing (pieces arrive out of order): the verifier
+        // reads the file back.
         let verdict = verifier.verdict(transferSink, for: attempt.context)
         guard var reason = verdict.failure else {
             return .finished(temporary: temporary, length: length, verification: verdict.result)
@@ -298,7 +321,7 @@ extension DownloadEngine {
         let failure = TransferFailure(
             reason: closeFailure ?? error.failureReason, transportError: error, head: attempt.head,
             request: attempt.request!)
-        if attempt.startOffset > 0 {
+        if attempt.resumesFromRecord || attempt.segmented != nil {
             if error.code == .rangeNotHonoured {
                 // The server sent the whole (possibly changed) file: never splice, start over.
                 return .retry(fromZero: true, durableOffset: 0, failure: failure)
@@ -381,9 +404,9 @@ extension DownloadEngine {
         let key = attempt.url.string
         switch disposition {
         case .keepPartialFile:
-            if var record = state.tasks[key]?.machine.resumeRecord, attempt.isResumable || attempt.startOffset > 0 {
-                record.offset = durable
-                try? transition(key, .updateResumeRecord(record), &state, &effects)
+            if let record = state.tasks[key]?.machine.resumeRecord, attempt.isResumable || attempt.startOffset > 0 {
+                try? transition(
+                    key, .updateResumeRecord(attempt.resumeRecord(record, durableAt: durable)), &state, &effects)
             } else if state.tasks[key]?.machine.resumeRecord == nil {
                 directory.remove(attempt.temporaryName)
             }
@@ -485,11 +508,11 @@ extension DownloadEngine {
             // Stopped or deleted meanwhile: nothing fails.
             return
         }
-        if let attempt, attempt.isResumable || attempt.startOffset > 0, durable > 0,
-            var record = entry.machine.resumeRecord
+        if let attempt, attempt.isResumable || attempt.startOffset > 0, durable > 0 || attempt.segmented != nil,
+            let record = entry.machine.resumeRecord
         {
-            record.offset = durable
-            try? transition(key, .updateResumeRecord(record), &state, &effects)
+            try? transition(
+                key, .updateResumeRecord(attempt.resumeRecord(record, durableAt: durable)), &state, &effects)
         } else {
             try? transition(key, .updateResumeRecord(nil), &state, &effects)
             directory.remove(entry.record.temporaryFileName)
@@ -518,16 +541,16 @@ extension DownloadEngine {
             try? transition(key, .restartFromZero, &state, &effects)
             return
         }
-        if !fromZero, attempt.isResumable || attempt.startOffset > 0, durable > 0,
-            var record = entry.machine.resumeRecord
+        if !fromZero, attempt.isResumable || attempt.startOffset > 0, durable > 0 || attempt.segmented != nil,
+            let record = entry.machine.resumeRecord
         {
-            record.offset = durable
-            try? transition(key, .updateResumeRecord(record), &state, &effects)
+            try? transition(
+                key, .updateResumeRecord(attempt.resumeRecord(record, durableAt: durable)), &state, &effects)
         } else {
             try? transition(key, .updateResumeRecord(nil), &state, &effects)
             directory.remove(entry.record.temporaryFileName)
         }
-        entry.receivedBytes = entry.machine.resumeRecord?.offset ?? 0
+        entry.receivedBytes = entry.machine.resumeRecord?.keptByteCount ?? 0
         guard delay > .zero else {
             startAttempt(entry, &state, &effects)
             return

@@ -27,6 +27,8 @@ extension DownloadEngine {
         /// The shortest time between two progress events of one task: 250 ms, so at most four
         /// a second.
         public var progressInterval: Duration
+        /// How many connections a task may use (1 by default: no splitting).
+        public var segmentation: Segmentation
         /// How often activity tracking samples: once a second.
         public var activityInterval: Duration
         /// The span over which the speed for remaining times is averaged: 10 s.
@@ -80,8 +82,10 @@ extension DownloadEngine {
             fileKindClassifier: @escaping FileKindClassifier = { _, _ in .other },
             logger: Logger = Logger(label: "peregrine.engine"),
             verifiesChecksums: Bool = true,
-            verificationRetry: VerificationRetryPolicy = .default
+            verificationRetry: VerificationRetryPolicy = .default,
+            segmentation: Segmentation = Segmentation()
         ) {
+            self.segmentation = segmentation
             self.verifiesChecksums = verifiesChecksums
             self.verificationRetry = verificationRetry
             self.directory = directory

@@ -11,15 +11,19 @@ final class TemporaryFileSink: TransferSink, @unchecked Sendable {
     let path: String
     /// The first byte this transfer writes; the bytes before it are on disk already.
     let startOffset: Int64
+    /// Whether a transfer from byte 0 truncates the file when it opens it (false for the pieces
+    /// of a segmented transfer, which share the file).
+    let truncates: Bool
     private var file: FileSink?
     private var isClosed = false
     /// The bytes this transfer expects to write, from the response head: a small file gets
     /// buffers of its size instead of two 2 MiB ones (P2: thousands of 16 KiB files).
     var expectedByteCount: Int64?
 
-    init(path: String, startOffset: Int64) {
+    init(path: String, startOffset: Int64, truncates: Bool = true) {
         self.path = path
         self.startOffset = startOffset
+        self.truncates = truncates
     }
 
     /// Whether a byte was written (the file was opened).
@@ -33,7 +37,7 @@ final class TemporaryFileSink: TransferSink, @unchecked Sendable {
                 options.bufferCapacity = Int(min(expected, Int64(options.bufferCapacity)))
             }
             let opened = try FileSink(
-                path: path, mode: startOffset > 0 ? .keepExisting : .truncate, options: options)
+                path: path, mode: startOffset > 0 || !truncates ? .keepExisting : .truncate, options: options)
             file = opened
             try opened.write(bytes, at: offset)
             return

@@ -35,6 +35,8 @@ final class TransferAttempt: @unchecked Sendable {
 
     private struct Control {
         var id: TransferID?
+        /// The transfer over several connections, once launched (instead of `id`).
+        var segmented: SegmentedTransfer?
         var lastSequence: UInt64 = 0
         var command = Command.run
         var disposition: Disposition?
@@ -71,6 +73,9 @@ final class TransferAttempt: @unchecked Sendable {
     var receivedBytes: Int64 = 0
     var lastCheckpointTime: Duration = .zero
     var lastCheckpointBytes: Int64 = 0
+    /// The bytes counted (`startOffset` + received) at the last checkpoint: a segmented
+    /// transfer's durable prefix can lag behind them, so checkpoints are paced on these.
+    var lastCheckpointTotal: Int64 = 0
     var lastProgressEvent: Duration?
 
     init(
@@ -88,6 +93,32 @@ final class TransferAttempt: @unchecked Sendable {
         self.resumeRecord = resumeRecord
         self.startOffset = resumeRecord?.offset ?? 0
         self.context = context
+    }
+
+    /// Whether the transfer continues from a record (an offset, or a segmented download's ranges).
+    var resumesFromRecord: Bool { startOffset > 0 || !(resumeRecord?.completedRanges.isEmpty ?? true) }
+
+    /// Whether a byte was written to the temporary file (or ranges of it are kept).
+    var fileIsOpened: Bool { segmented?.isOpened ?? sink?.isOpened ?? false }
+
+    /// Flushes and syncs the temporary file; returns the durable prefix's end.
+    func synchronizeFile() throws(SinkWriteError) -> Int64 {
+        if let segmented { return try segmented.synchronize() }
+        return try sink?.synchronize() ?? startOffset
+    }
+
+    /// Closes the temporary file.
+    func closeFile() throws(SinkWriteError) {
+        if let segmented { return try segmented.close() }
+        try sink?.close()
+    }
+
+    /// `record` with its offset at `durable` and the synced ranges past it, for a resume.
+    func resumeRecord(_ record: ResumeRecord, durableAt durable: Int64) -> ResumeRecord {
+        var record = record
+        record.offset = durable
+        record.completedRanges = segmented?.durableRanges.filter { $0.lowerBound > durable } ?? []
+        return record
     }
 
     /// Why the attempt is being cancelled, once it is.
@@ -113,20 +144,38 @@ final class TransferAttempt: @unchecked Sendable {
     /// Applies a command decided under the engine's lock with `sequence`; an older command
     /// arriving late is ignored, and nothing follows a cancel.
     func apply(_ command: Command, sequence: UInt64, on transport: any Transport) {
-        control.withLock { control in
-            guard control.command != .cancel, sequence > control.lastSequence else { return }
+        let segmented = control.withLock { control -> SegmentedTransfer? in
+            guard control.command != .cancel, sequence > control.lastSequence else { return nil }
             control.lastSequence = sequence
-            guard control.command != command else { return }
+            guard control.command != command else { return nil }
             control.command = command
+            // A segmented transfer may start connections on `.run`, and a transport may deliver
+            // events from inside `start`: it is called outside this lock, and orders the
+            // commands by their sequence itself.
+            if let segmented = control.segmented { return segmented }
             // Transports never deliver events from inside pause, resume or cancel, so calling
             // them under this lock cannot deadlock; it keeps the calls in sequence order.
-            guard let id = control.id else { return }
+            guard let id = control.id else { return nil }
             switch command {
             case .run: transport.resume(id)
             case .suspend: transport.pause(id)
             case .cancel: transport.cancel(id)
             }
+            return nil
         }
+        segmented?.apply(command, sequence: sequence)
+    }
+
+    /// The transfer over several connections, once launched.
+    var segmented: SegmentedTransfer? { control.withLock { $0.segmented } }
+
+    /// Records a segmented transfer (before it starts) and gives it what was asked meanwhile.
+    func willStart(_ segmented: SegmentedTransfer) {
+        let (command, sequence) = control.withLock { control in
+            control.segmented = segmented
+            return (control.command, control.lastSequence)
+        }
+        if command != .run { segmented.apply(command, sequence: sequence) }
     }
 
     /// Records the transport's identifier and applies what was asked before it was known.

@@ -155,6 +155,13 @@ package enum StoreRecordCoding {
             case nil: break
             }
             if let length = resume.expectedLength { record.append(("length", .integer(length))) }
+            if !resume.completedRanges.isEmpty {
+                // Flat pairs: start, end, start, end…
+                let bounds = resume.completedRanges.flatMap {
+                    [StoreNode.integer($0.lowerBound), .integer($0.upperBound)]
+                }
+                record.append(("ranges", .array(bounds)))
+            }
             pairs.append(("resume", .dictionary(record)))
         }
         pairs.append(("added", .real(task.addedAt.timeIntervalSinceReferenceDate)))
@@ -178,6 +185,22 @@ package enum StoreRecordCoding {
                 ))
         }
         return .dictionary(pairs)
+    }
+
+    /// Reads `start, end, start, end…`; anything malformed (odd count, reversed, overlapping,
+    /// unsorted, before the offset) drops the ranges, which only costs their bytes again.
+    private static func completedRanges(_ bounds: [StoreNode], after offset: Int64) -> [Range<Int64>] {
+        guard bounds.count.isMultiple(of: 2) else { return [] }
+        var ranges: [Range<Int64>] = []
+        var floor = offset
+        for index in stride(from: 0, to: bounds.count, by: 2) {
+            guard case .integer(let start) = bounds[index], case .integer(let end) = bounds[index + 1],
+                start > floor, end > start
+            else { return [] }
+            ranges.append(start..<end)
+            floor = end
+        }
+        return ranges
     }
 
     private static func task(_ pairs: [(String, StoreNode)]) throws(StoreFormatError) -> StoredTask {
@@ -219,6 +242,8 @@ package enum StoreRecordCoding {
                     case ("etag", .string(let text)): resume.validator = .entityTag(text)
                     case ("lastModified", .string(let text)): resume.validator = .lastModified(text)
                     case ("length", .integer(let number)): resume.expectedLength = number
+                    case ("ranges", .array(let bounds)):
+                        resume.completedRanges = completedRanges(bounds, after: resume.offset)
                     default: break
                     }
                 }

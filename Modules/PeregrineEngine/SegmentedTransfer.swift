@@ -1,0 +1,474 @@
+import PeregrineCore
+import PeregrineTransport
+import Synchronization
+
+/// How many connections one task may use, and the smallest piece worth a connection of its own.
+public struct Segmentation: Sendable, Hashable {
+    /// The most connections a task opens at once; 1 downloads over one connection.
+    public var maxConnectionsPerTask: Int
+    /// No segment is made smaller than this many bytes (aria2's `--min-split-size`).
+    public var minimumSegmentSize: Int64
+
+    /// The connection counts accepted.
+    public static let connectionRange = 1...64
+    /// The smallest accepted minimum segment size: 64 KiB.
+    public static let smallestSegmentSize: Int64 = 64 << 10
+
+    /// Creates a policy; out-of-range values are clamped (callers that take them from users
+    /// validate them first, see ``connectionRange``).
+    public init(maxConnectionsPerTask: Int = 1, minimumSegmentSize: Int64 = 1 << 20) {
+        self.maxConnectionsPerTask = min(
+            max(maxConnectionsPerTask, Self.connectionRange.lowerBound), Self.connectionRange.upperBound)
+        self.minimumSegmentSize = max(minimumSegmentSize, Self.smallestSegmentSize)
+    }
+
+    /// Whether a task may use more than one connection.
+    public var splits: Bool { maxConnectionsPerTask > 1 }
+}
+
+/// One attempt's transfer over several connections to the same URL, presented to the engine
+/// as a single transfer: one head (the first response's), one running byte count, one
+/// completion once every piece has ended.
+///
+/// The first request asks for everything from the attempt's start, as a single-connection
+/// transfer would. When its head shows a validator, range support and a length, the rest of
+/// the file is cut into pieces for further connections (each a closed range with `If-Range`),
+/// and the first connection is stopped at the end of its own piece. Splitting is dynamic: a
+/// connection that finished its piece takes the upper half of the largest piece still running
+/// (never leaving a piece smaller than the minimum), so every connection stays busy to the end.
+///
+/// Each piece writes through its own ``TemporaryFileSink`` on the same file, at its own
+/// offsets, opened without truncation (the engine prepared the file before the launch). What
+/// is durable is the union of the pieces' synced bytes: ``synchronize()`` returns the contiguous
+/// prefix, and ``durableRanges`` the synced ranges past it, which the resume record keeps so
+/// that a restart continues every piece where it was.
+///
+/// Locks: `state` (pieces' bookkeeping) and each piece's `fileLock` are never held while
+/// calling the engine; `delivery` serializes the events handed to the engine (which may call
+/// ``synchronize()`` from inside, taking the file locks, or ``cancel()``, taking `state`).
+final class SegmentedTransfer: @unchecked Sendable {
+    /// Thrown by a piece's sink when the piece reached its (possibly lowered) end.
+    struct PieceComplete: Error {}
+
+    final class Piece: @unchecked Sendable {
+        let index: Int
+        let start: Int64
+        let file: TemporaryFileSink
+        let fileLock = Mutex(())
+        // Guarded by the transfer's `state` lock.
+        var position: Int64
+        var end: Int64
+        var id: TransferID?
+        var isRunning = true
+        var redirects = 0
+
+        init(index: Int, start: Int64, end: Int64, path: String) {
+            self.index = index
+            self.start = start
+            self.position = start
+            self.end = end
+            self.file = TemporaryFileSink(path: path, startOffset: start, truncates: false)
+        }
+    }
+
+    private struct State {
+        var pieces: [Piece] = []
+        /// Ranges still to fetch that no connection has taken yet.
+        var queued: [Range<Int64>] = []
+        var completeLength: Int64?
+        var validator: ResumeValidator?
+        var primaryHead: ResponseHead?
+        var splitDecided = false
+        var command = TransferAttempt.Command.run
+        var lastSequence: UInt64 = 0
+        /// Ranges on disk past the start that no piece fetches again (dropped when the
+        /// transfer falls back to one connection, which rewrites them).
+        var kept: [Range<Int64>] = []
+        var failure: TransportError?
+        var completed = false
+    }
+
+    let transport: any Transport
+    let request: TransferRequest
+    let path: String
+    /// The attempt's first byte: the durable prefix of the file ends here.
+    let startOffset: Int64
+    let segmentation: Segmentation
+    private let handler: @Sendable (TransferEvent) -> Void
+    private let state = Mutex(State())
+    private let delivery = Mutex(())
+    private let durable = Mutex<[Range<Int64>]>([])
+
+    /// The piece of the first request; the engine sees its file as the attempt's sink.
+    let primary: Piece
+
+    init(
+        transport: any Transport, request: TransferRequest, path: String, startOffset: Int64,
+        resumeRecord: ResumeRecord?, segmentation: Segmentation, handler: @escaping @Sendable (TransferEvent) -> Void
+    ) {
+        self.transport = transport
+        self.request = request
+        self.path = path
+        self.startOffset = startOffset
+        self.segmentation = segmentation
+        self.handler = handler
+        let ranges = (resumeRecord?.completedRanges ?? []).filter { $0.lowerBound > startOffset }
+        durable.withLock { $0 = ranges }
+        // Until the head tells the length, the first connection may run to the end, or to the
+        // first range already on disk.
+        primary = Piece(index: 0, start: startOffset, end: ranges.first?.lowerBound ?? .max, path: path)
+        state.withLock {
+            $0.pieces = [primary]
+            $0.kept = ranges
+            $0.completeLength = resumeRecord?.expectedLength
+            $0.validator = resumeRecord?.validator
+        }
+    }
+
+    /// Bytes already on disk that no piece fetches again.
+    private static func keptBytes(_ state: State) -> Int64 { state.kept.reduce(0) { $0 + Int64($1.count) } }
+
+    // MARK: Control
+
+    /// Starts the first connection.
+    func start() {
+        launch(primary, request: request)
+    }
+
+    /// Applies the engine's command to every running connection; a command with a sequence
+    /// older than one applied is ignored, and nothing follows a cancel.
+    func apply(_ command: TransferAttempt.Command, sequence: UInt64) {
+        let ids: [TransferID] = state.withLock { state in
+            guard state.command != .cancel, sequence >= state.lastSequence else { return [] }
+            state.lastSequence = sequence
+            state.command = command
+            return state.pieces.filter(\.isRunning).compactMap(\.id)
+        }
+        for id in ids {
+            switch command {
+            case .run: transport.resume(id)
+            case .suspend: transport.pause(id)
+            case .cancel: transport.cancel(id)
+            }
+        }
+        if command == .run { fillConnections() }
+    }
+
+    private func launch(_ piece: Piece, request: TransferRequest) {
+        let sink = PieceSink(transfer: self, piece: piece)
+        let id = transport.start(request, sink: sink) { [self] event in
+            handle(event, of: piece)
+        }
+        let command: TransferAttempt.Command? = state.withLock { state in
+            piece.id = id
+            return piece.isRunning ? state.command : nil
+        }
+        switch command {
+        case .suspend?: transport.pause(id)
+        case .cancel?: transport.cancel(id)
+        case .run?, nil: break
+        }
+    }
+
+    // MARK: Writing
+
+    /// Reserves room for `count` bytes at `offset` in `piece`: how many may be written.
+    fileprivate func reserve(_ piece: Piece, offset: Int64, count: Int) throws -> Int {
+        try state.withLock { _ in
+            guard offset == piece.position else {
+                throw SinkWriteError(
+                    errno: 22, message: "piece at \(piece.start) written at \(offset), expected \(piece.position)")
+            }
+            let allowed = Int(min(Int64(count), max(0, piece.end - piece.position)))
+            piece.position += Int64(allowed)
+            return allowed
+        }
+    }
+
+    // MARK: Events
+
+    private func handle(_ event: TransferEvent, of piece: Piece) {
+        switch event {
+        case .redirected:
+            state.withLock { _ in piece.redirects += 1 }
+            if piece === primary { deliver(event) }
+        case .head(let head):
+            if piece === primary {
+                primaryHead(head)
+            } else {
+                checkPieceHead(head, of: piece)
+            }
+        case .progress:
+            deliver(.progress(TransferProgress(receivedBytes: receivedBytes(), expectedBytes: expectedBytes())))
+        case .completed(let result):
+            pieceEnded(piece, result)
+        }
+    }
+
+    private func receivedBytes() -> Int64 {
+        state.withLock { state in
+            state.pieces.reduce(Self.keptBytes(state)) { $0 + ($1.position - $1.start) }
+        }
+    }
+
+    private func expectedBytes() -> Int64? {
+        state.withLock { state in state.completeLength.map { $0 - startOffset } }
+    }
+
+    private func primaryHead(_ head: ResponseHead) {
+        enum Decision { case single, split, changed }
+        let decision: Decision = state.withLock { state in
+            state.primaryHead = head
+            state.splitDecided = true
+            let validator = head.resumeValidator
+            let rangesHonoured =
+                head.status == 206
+                || head.headers.values(for: "Accept-Ranges").contains { $0.lowercased().contains("bytes") }
+            if !state.kept.isEmpty, head.isSuccess, let known = state.validator, validator != known {
+                // The pieces on disk are of another version of the file.
+                return .changed
+            }
+            guard head.isSuccess, let length = head.completeLength, let validator, rangesHonoured else {
+                // One connection to the end: whatever was on disk past the start is rewritten.
+                primary.end = .max
+                state.kept = []
+                durable.withLock { $0 = [] }
+                return .single
+            }
+            state.validator = validator
+            state.completeLength = length
+            // The holes: [start, length) less the ranges already on disk.
+            var holes: [Range<Int64>] = []
+            var cursor = startOffset
+            for range in state.kept where range.lowerBound >= cursor {
+                if range.lowerBound > cursor { holes.append(cursor..<min(range.lowerBound, length)) }
+                cursor = max(cursor, range.upperBound)
+            }
+            if cursor < length { holes.append(cursor..<length) }
+            holes.removeAll { $0.isEmpty }
+            if let first = holes.first, first.lowerBound == startOffset {
+                primary.end = first.upperBound
+                state.queued = Array(holes.dropFirst())
+            } else {
+                primary.end = startOffset
+                state.queued = holes
+            }
+            return .split
+        }
+        deliver(.head(head))
+        switch decision {
+        case .single: break
+        case .split: fillConnections()
+        case .changed:
+            fail(
+                TransportError(
+                    .rangeNotHonoured, "the file changed since its segments were downloaded (validator differs)",
+                    httpStatus: head.status, url: request.url.string))
+        }
+    }
+
+    /// A further connection's head must be the same file's piece: 206, from the piece's start,
+    /// with the first response's validator.
+    private func checkPieceHead(_ head: ResponseHead, of piece: Piece) {
+        let problem: TransportError? = state.withLock { state in
+            guard head.status == 206, head.contentRange?.first == piece.start else {
+                return TransportError(
+                    .rangeNotHonoured, "a segment from byte \(piece.start) was answered with \(head.status)",
+                    httpStatus: head.status, url: request.url.string)
+            }
+            if let validator = state.validator, head.resumeValidator != validator {
+                return TransportError(
+                    .rangeNotHonoured, "the file changed while downloading it in segments (validator differs)",
+                    httpStatus: head.status, url: request.url.string)
+            }
+            if let length = state.completeLength, let announced = head.completeLength, announced != length {
+                return TransportError(
+                    .rangeNotHonoured, "a segment announced \(announced) bytes in all, the first response \(length)",
+                    httpStatus: head.status, url: request.url.string)
+            }
+            return nil
+        }
+        if let problem { fail(problem) }
+    }
+
+    private func pieceEnded(_ piece: Piece, _ result: Result<TransferSummary, TransportError>) {
+        let outcome: TransportError? = state.withLock { state in
+            piece.isRunning = false
+            if piece.position >= piece.end { return nil }
+            switch result {
+            case .success where piece === primary && piece.end == .max:
+                // One connection ran to the end of the body.
+                piece.end = piece.position
+                return nil
+            case .success:
+                return TransportError(
+                    .protocolViolation,
+                    "a segment ended at byte \(piece.position), before its end at \(piece.end)", url: request.url.string
+                )
+            case .failure(let error):
+                return error
+            }
+        }
+        if let outcome, state.withLock({ $0.command != .cancel }) {
+            fail(outcome)
+        }
+        fillConnections()
+        finishIfDone()
+    }
+
+    /// Ends the whole transfer with `error`: every other connection is cancelled.
+    private func fail(_ error: TransportError) {
+        let ids: [TransferID] = state.withLock { state in
+            if state.failure == nil { state.failure = error }
+            let wasCancelled = state.command == .cancel
+            state.command = .cancel
+            return wasCancelled ? [] : state.pieces.filter(\.isRunning).compactMap(\.id)
+        }
+        for id in ids { transport.cancel(id) }
+    }
+
+    /// Starts connections for queued ranges, then splits the largest running piece, while
+    /// there is room for another connection.
+    private func fillConnections() {
+        while let (piece, range) = nextPiece() {
+            var pieceRequest = request
+            pieceRequest.range = ByteRange(start: range.lowerBound, end: range.upperBound - 1)
+            pieceRequest.ifRange = state.withLock { $0.validator }
+            launch(piece, request: pieceRequest)
+        }
+    }
+
+    private func nextPiece() -> (Piece, Range<Int64>)? {
+        state.withLock { state -> (Piece, Range<Int64>)? in
+            guard state.splitDecided, state.command == .run, state.failure == nil else { return nil }
+            let running = state.pieces.filter(\.isRunning).count
+            guard running < segmentation.maxConnectionsPerTask else { return nil }
+            let range: Range<Int64>
+            if !state.queued.isEmpty {
+                let queued = state.queued.removeFirst()
+                // A queued hole larger than twice the minimum is shared out as it is taken.
+                range = queued
+            } else {
+                let minimum = segmentation.minimumSegmentSize
+                guard
+                    let victim = state.pieces.filter({ $0.isRunning && $0.end != .max }).max(by: {
+                        ($0.end - $0.position) < ($1.end - $1.position)
+                    }), victim.end - victim.position >= 2 * minimum
+                else { return nil }
+                // Cut at a 64 KiB boundary so that two pieces never share a page of the file.
+                var cut = victim.position + (victim.end - victim.position) / 2
+                cut -= cut % (64 << 10)
+                guard cut - victim.position >= minimum, victim.end - cut >= minimum else { return nil }
+                range = cut..<victim.end
+                victim.end = cut
+            }
+            let piece = Piece(index: state.pieces.count, start: range.lowerBound, end: range.upperBound, path: path)
+            piece.file.expectedByteCount = Int64(range.count)
+            state.pieces.append(piece)
+            return (piece, range)
+        }
+    }
+
+    private func finishIfDone() {
+        let result: Result<TransferSummary, TransportError>? = state.withLock { state in
+            guard !state.completed, !state.pieces.contains(where: \.isRunning) else { return nil }
+            // Queued pieces with nothing running: nothing can start them unless the engine
+            // resumes a suspended transfer; a cancel or a failure ends here.
+            if state.failure == nil, state.command != .cancel, !state.queued.isEmpty { return nil }
+            state.completed = true
+            if let failure = state.failure { return .failure(failure) }
+            if state.command == .cancel {
+                return .failure(TransportError(.cancelled, "the transfer was cancelled", url: request.url.string))
+            }
+            guard let head = state.primaryHead else {
+                return .failure(TransportError(.protocolViolation, "no response head", url: request.url.string))
+            }
+            let received = state.pieces.reduce(Self.keptBytes(state)) { $0 + ($1.position - $1.start) }
+            return .success(TransferSummary(head: head, receivedBytes: received, redirectCount: primary.redirects))
+        }
+        if let result { deliver(.completed(result)) }
+    }
+
+    private func deliver(_ event: TransferEvent) {
+        delivery.withLock { _ in handler(event) }
+    }
+
+    // MARK: The file
+
+    /// Whether any piece wrote a byte.
+    var isOpened: Bool {
+        state.withLock { state in state.pieces.contains { $0.file.isOpened } || !state.kept.isEmpty }
+    }
+
+    /// Syncs every piece; returns the end of the durable prefix from the start of the file, and
+    /// records the synced ranges past it in ``durableRanges``.
+    func synchronize() throws(SinkWriteError) -> Int64 {
+        let (pieces, kept) = state.withLock { ($0.pieces, $0.kept) }
+        var ranges = kept
+        for piece in pieces {
+            let end = try piece.fileLock.withLock { _ throws(SinkWriteError) in try piece.file.synchronize() }
+            if end > piece.start { ranges.append(piece.start..<end) }
+        }
+        let (prefix, rest) = Self.merge(ranges, from: startOffset)
+        durable.withLock { $0 = rest }
+        return prefix
+    }
+
+    /// Synced ranges past the durable prefix, as of the last ``synchronize()``.
+    var durableRanges: [Range<Int64>] { durable.withLock { $0 } }
+
+    /// Closes every piece's file.
+    func close() throws(SinkWriteError) {
+        let pieces = state.withLock { $0.pieces }
+        var firstError: SinkWriteError?
+        for piece in pieces {
+            do throws(SinkWriteError) {
+                try piece.fileLock.withLock { _ throws(SinkWriteError) in try piece.file.close() }
+            } catch {
+                firstError = firstError ?? error
+            }
+        }
+        if let firstError { throw firstError }
+    }
+
+    /// Merges `ranges` with the prefix `0..<start`: the prefix's new end, and the ranges left
+    /// past it (sorted, disjoint, not touching).
+    static func merge(_ ranges: [Range<Int64>], from start: Int64) -> (prefix: Int64, rest: [Range<Int64>]) {
+        var prefix = start
+        var rest: [Range<Int64>] = []
+        for range in ranges.sorted(by: { $0.lowerBound < $1.lowerBound }) where !range.isEmpty {
+            if range.lowerBound <= prefix, rest.isEmpty {
+                prefix = max(prefix, range.upperBound)
+            } else if let last = rest.last, range.lowerBound <= last.upperBound {
+                rest[rest.count - 1] = last.lowerBound..<max(last.upperBound, range.upperBound)
+            } else {
+                rest.append(range)
+            }
+        }
+        return (prefix, rest)
+    }
+}
+
+/// The sink of one piece: writes up to the piece's end, then stops the connection.
+private final class PieceSink: TransferSink, @unchecked Sendable {
+    let transfer: SegmentedTransfer
+    let piece: SegmentedTransfer.Piece
+
+    init(transfer: SegmentedTransfer, piece: SegmentedTransfer.Piece) {
+        self.transfer = transfer
+        self.piece = piece
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
+        let allowed = try transfer.reserve(piece, offset: offset, count: bytes.count)
+        if allowed > 0 {
+            let part = UnsafeRawBufferPointer(rebasing: bytes[0..<allowed])
+            try piece.fileLock.withLock { _ in try piece.file.write(part, at: offset) }
+        }
+        if allowed < bytes.count { throw SegmentedTransfer.PieceComplete() }
+    }
+
+    func flush() throws {
+        try piece.fileLock.withLock { _ in try piece.file.flush() }
+    }
+}

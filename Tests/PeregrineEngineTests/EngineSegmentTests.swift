@@ -1,0 +1,204 @@
+import Foundation
+import PeregrineCore
+import PeregrineEngine
+import PeregrineMockTransport
+import PeregrineTransport
+import PeregrineVerification
+import Testing
+
+/// Segmented downloads on the mock transport's virtual clock: how the file is split, dynamic
+/// splitting, servers that cannot split, a fault in one piece, a file that changes between
+/// pieces, pieces kept across a stop, and verification of a file that arrived out of order.
+@Suite("DownloadEngine segmented downloads")
+struct EngineSegmentTests {
+    static let mebibyte: Int64 = 1 << 20
+
+    static func harness(
+        connections: Int, minimum: Int64 = 1 << 20, retries: Bool = false,
+        _ configure: (inout DownloadEngine.Configuration) -> Void = { _ in }
+    ) throws -> EngineHarness {
+        try EngineHarness(chunkSize: 64 << 10) { configuration in
+            configuration.segmentation = Segmentation(maxConnectionsPerTask: connections, minimumSegmentSize: minimum)
+            if retries {
+                configuration.retryPolicy = try? BackoffRetryPolicy(
+                    maxRetries: 3, initialDelay: .seconds(1), multiplier: 2, maxDelay: .seconds(8), jitter: 0,
+                    date: { EngineHarness.date })
+            }
+            configure(&configuration)
+        }
+    }
+
+    /// The byte ranges the GET requests asked for, as `start..<end` (end: the body's length for
+    /// an open range or no range at all).
+    static func requestedRanges(_ h: EngineHarness, _ path: String, length: Int64) -> [Range<Int64>] {
+        h.server.requests(for: path).filter { $0.method == "GET" }.map { request in
+            guard let value = request.headers["Range"], value.hasPrefix("bytes=") else { return 0..<length }
+            let bounds = value.dropFirst(6).split(separator: "-", omittingEmptySubsequences: false)
+            let start = Int64(bounds[0]) ?? 0
+            let end = bounds.count > 1 ? Int64(bounds[1]).map { $0 + 1 } ?? length : length
+            return start..<end
+        }
+    }
+
+    @Test func aFileIsSplitOverTheConnectionsAndEveryConnectionStaysBusy() throws {
+        let h = try Self.harness(connections: 4)
+        // Throttled per connection, so that pieces run side by side on the virtual clock; the
+        // first connection is four times faster, so it finishes first and takes work.
+        let body = MockBody.generated(seed: 11, count: 16 * Self.mebibyte)
+        let route = MockRoute.file(body, entityTag: .fixed("\"s\""))
+        h.server.setRoutes(
+            [route.throttled(toBytesPerSecond: 4 << 20), route.throttled(toBytesPerSecond: 1 << 20)], for: "/big.bin")
+        let url = h.url("/big.bin")
+        h.engine.download([url])
+        h.runUntilIdle()
+        #expect(h.engine.state(ofTask: url) == .finished)
+        #expect(h.bytes(of: "big.bin") == body.allBytes)
+        #expect(h.visibleFiles == ["big.bin"])
+        let requests = h.server.requests(for: "/big.bin").filter { $0.method == "GET" }
+        // The first request asks for everything; the others for closed ranges of the same file.
+        #expect(requests.first?.headers["Range"] == nil)
+        for request in requests.dropFirst() {
+            #expect(request.headers["Range"]?.hasPrefix("bytes=") == true)
+            #expect(request.headers["If-Range"] == "\"s\"")
+        }
+        // Three more at once after the first head, then more as pieces finish and the largest
+        // running one is halved.
+        #expect(requests.count > 4, "no dynamic split: \(h.ranges("/big.bin"))")
+        // 16 MiB at 1 MiB/s on each of 4 connections takes about 4 s, not 16.
+        #expect(h.transport.now.offset < .seconds(8), "took \(h.transport.now.offset)")
+    }
+
+    @Test func piecesNeverOverlapWhatAnotherPieceWrote() throws {
+        let h = try Self.harness(connections: 8, minimum: 256 << 10)
+        let body = MockBody.generated(seed: 12, count: 5 * Self.mebibyte + 12_345)
+        h.server.setRoute(.file(body, entityTag: .fixed("\"o\"")).throttled(toBytesPerSecond: 700_000), for: "/odd.bin")
+        let url = h.url("/odd.bin")
+        h.engine.download([url])
+        h.runUntilIdle()
+        #expect(h.bytes(of: "odd.bin") == body.allBytes)
+        // Every closed range the pieces asked for starts where no earlier piece is still to write:
+        // the starts are distinct and the bytes asked for in all are not much more than the file.
+        let ranges = Self.requestedRanges(h, "/odd.bin", length: body.count)
+        #expect(Set(ranges.map(\.lowerBound)).count == ranges.count)
+    }
+
+    @Test(arguments: [false, true])
+    func aServerThatCannotSplitGetsOneConnection(withoutValidator: Bool) throws {
+        let h = try Self.harness(connections: 4)
+        let body = MockBody.generated(seed: 13, count: 4 * Self.mebibyte)
+        let route: MockRoute =
+            withoutValidator
+            ? .file(body, entityTag: .none)
+            : MockRoute(status: 200, headers: [:], body: body, honoursRanges: false)
+        h.server.setRoute(route, for: "/one.bin")
+        let url = h.url("/one.bin")
+        h.engine.download([url])
+        h.runUntilIdle()
+        #expect(h.engine.state(ofTask: url) == .finished)
+        #expect(h.bytes(of: "one.bin") == body.allBytes)
+        #expect(h.ranges("/one.bin") == ["- -"])
+    }
+
+    @Test func aSmallFileUsesOneConnection() throws {
+        let h = try Self.harness(connections: 4)
+        let body = h.serve("/small.bin", count: 1_500_000)
+        let url = h.url("/small.bin")
+        h.engine.download([url])
+        h.runUntilIdle()
+        #expect(h.bytes(of: "small.bin") == body.allBytes)
+        #expect(h.ranges("/small.bin").count == 1)
+    }
+
+    @Test func aDroppedPieceIsRetriedWithoutFetchingTheOtherPiecesAgain() throws {
+        let h = try Self.harness(connections: 4, retries: true)
+        let body = MockBody.generated(seed: 14, count: 8 * Self.mebibyte)
+        let route = MockRoute.file(body, entityTag: .fixed("\"d\"")).throttled(toBytesPerSecond: 1 << 20)
+        // The second request (the first extra piece) drops half-way through its 2 MiB.
+        h.server.setRoutes([route, route.faulting(.dropAfter(bytes: 1 << 20)), route], for: "/drop.bin")
+        let url = h.url("/drop.bin")
+        h.engine.download([url])
+        h.runUntilIdle()
+        #expect(h.engine.state(ofTask: url) == .finished)
+        #expect(h.bytes(of: "drop.bin") == body.allBytes)
+        #expect(h.engine.task(url)?.retryCount == 0)
+        // Each piece had 1 MiB on disk when the drop ended the attempt; the retry asks for the
+        // other halves only (3 MiB in closed ranges), not for the 7 MiB after the prefix again.
+        let requests = h.server.requests(for: "/drop.bin").filter { $0.method == "GET" }
+        let retried = Self.requestedRanges(h, "/drop.bin", length: body.count).enumerated()
+            .filter { $0.offset >= 4 && requests[$0.offset].headers["Range"]?.hasSuffix("-") == false }
+            .reduce(Int64(0)) { $0 + Int64($1.element.count) }
+        #expect(retried <= 3 * Self.mebibyte, "the retry asked for \(retried) bytes: \(h.ranges("/drop.bin"))")
+    }
+
+    @Test func aFileThatChangesBetweenPiecesStartsOverAsAWhole() throws {
+        let h = try Self.harness(connections: 4, retries: true)
+        let old = MockBody.generated(seed: 15, count: 6 * Self.mebibyte)
+        let new = MockBody.generated(seed: 16, count: 6 * Self.mebibyte)
+        h.server.setRoutes(
+            [
+                MockRoute.file(old, entityTag: .fixed("\"old\"")).throttled(toBytesPerSecond: 1 << 20),
+                MockRoute.file(new, entityTag: .fixed("\"new\"")).throttled(toBytesPerSecond: 1 << 20),
+            ], for: "/changing.bin")
+        let url = h.url("/changing.bin")
+        h.engine.download([url])
+        h.runUntilIdle()
+        #expect(h.engine.state(ofTask: url) == .finished)
+        // Never a splice of the two versions.
+        #expect(h.bytes(of: "changing.bin") == new.allBytes)
+    }
+
+    @Test func piecesOnDiskAreKeptAcrossAStopAndOnlyTheHolesAreFetched() throws {
+        let h = try Self.harness(connections: 4) {
+            $0.checkpoint = CheckpointPolicy(interval: .milliseconds(200), byteThreshold: 256 << 10)
+        }
+        let body = MockBody.generated(seed: 17, count: 8 * Self.mebibyte)
+        h.server.setRoute(
+            .file(body, entityTag: .fixed("\"k\"")).throttled(toBytesPerSecond: 1 << 20), for: "/keep.bin")
+        let url = h.url("/keep.bin")
+        h.engine.download([url])
+        h.advance(.milliseconds(1_500))
+        _ = h.engine.stopTasks([url])
+        h.runUntilIdle()
+        #expect(h.engine.state(ofTask: url) == .stopped)
+        let record = try #require(h.engine.records().first { $0.urlString == url }?.resumeRecord)
+        #expect(!record.completedRanges.isEmpty, "no piece past the prefix was recorded: \(record)")
+        #expect(record.keptByteCount > 3 * Self.mebibyte, "\(record)")
+        let before = h.server.requests(for: "/keep.bin").count
+        h.engine.resumeTasks([url])
+        h.runUntilIdle()
+        #expect(h.engine.state(ofTask: url) == .finished)
+        #expect(h.bytes(of: "keep.bin") == body.allBytes)
+        // The resumed requests ask only for bytes not yet on disk.
+        let resumed = Self.requestedRanges(h, "/keep.bin", length: body.count).dropFirst(before)
+        for range in resumed.dropFirst() {
+            for kept in record.completedRanges {
+                #expect(!range.overlaps(kept), "\(range) fetched again although \(kept) was kept")
+            }
+        }
+        #expect(resumed.first?.lowerBound == record.offset)
+    }
+
+    @Test func aSegmentedFileIsVerifiedAfterItsPiecesArrived() throws {
+        let h = try Self.harness(connections: 4) { $0.verifier = ChecksumTaskVerifier() }
+        let body = MockBody.generated(seed: 18, count: 6 * Self.mebibyte)
+        h.server.setRoute(
+            .file(body, entityTag: .fixed("\"h\"")).throttled(toBytesPerSecond: 1 << 20), for: "/hashed.bin")
+        h.server.setRoute(
+            .file(body, entityTag: .fixed("\"h\"")).throttled(toBytesPerSecond: 1 << 20), for: "/wrong.bin")
+        let digest = try StreamingHasher.digest(.sha256, of: body.allBytes)
+        let url = h.url("/hashed.bin")
+        let wrong = h.url("/wrong.bin")
+        h.engine.download([
+            DownloadItem(url, checksum: "sha256=" + digest.hexString),
+            DownloadItem(wrong, checksum: "sha256=" + String(repeating: "0", count: 64)),
+        ])
+        h.runUntilIdle()
+        #expect(h.engine.state(ofTask: url) == .finished)
+        #expect(h.engine.verificationResult(ofTask: url) == .verified)
+        guard case .failed(let reason) = h.engine.state(ofTask: wrong) else {
+            Issue.record("a wrong checksum passed: \(h.engine.state(ofTask: wrong))")
+            return
+        }
+        #expect(reason.code == .verification)
+    }
+}
