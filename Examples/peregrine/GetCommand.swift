@@ -103,6 +103,19 @@ struct GetCommand: AsyncParsableCommand {
         help: ArgumentHelp("The most bytes per second per download: 500k, 2M, 1G or bytes.", valueName: "rate"))
     var limitRate: String?
 
+    @Option(
+        name: [.customShort("s"), .customLong("split")],
+        help: ArgumentHelp(
+            "Download each file over up to N connections (1–\(Segmentation.connectionRange.upperBound)), when the server allows ranges.",
+            valueName: "n"))
+    var split = 1
+
+    @Option(
+        name: [.customShort("k"), .customLong("min-split-size")],
+        help: ArgumentHelp(
+            "Never split a file into pieces smaller than this: 1M, 512k (at least 64k).", valueName: "size"))
+    var minSplitSize = "1M"
+
     @Option(name: [.customShort("x"), .customLong("proxy")], help: "Use this proxy: http://[user:pass@]host:port.")
     var proxy: String?
 
@@ -177,6 +190,14 @@ struct GetCommand: AsyncParsableCommand {
             if let value, !(value > 0 && value.isFinite && value <= 86_400) {
                 throw ValidationError("\(name) takes a number of seconds above 0 (at most a day)")
             }
+        }
+        guard Segmentation.connectionRange.contains(split) else {
+            throw ValidationError(
+                "--split takes a number of connections from 1 to \(Segmentation.connectionRange.upperBound), not \(split)"
+            )
+        }
+        guard let size = RateParser.bytesPerSecond(minSplitSize), size >= Segmentation.smallestSegmentSize else {
+            throw ValidationError("--min-split-size takes a size of at least 64k, like 1M or 512k, not \(minSplitSize)")
         }
         if let limitRate, RateParser.bytesPerSecond(limitRate) == nil {
             throw ValidationError("--limit-rate takes bytes per second, like 500k, 2M or 1048576, not \(limitRate)")

@@ -110,6 +110,9 @@ final class GetSession: Sendable {
             verificationRetry: VerificationRetryPolicy(
                 maxAttempts: 1, mismatchedFile: command.deleteMismatched ? .delete : .keepAside))
         configuration.isTrashOpened = false
+        configuration.segmentation = Segmentation(
+            maxConnectionsPerTask: command.split,
+            minimumSegmentSize: RateParser.bytesPerSecond(command.minSplitSize) ?? Segmentation().minimumSegmentSize)
         // One store per output directory; a second process on the same directory takes the next.
         var opened: DownloadManager?
         for identifier in GetState.identifiers {

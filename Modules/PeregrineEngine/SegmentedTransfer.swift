@@ -342,7 +342,10 @@ final class SegmentedTransfer: @unchecked Sendable {
         state.withLock { state -> (Piece, Range<Int64>)? in
             guard state.splitDecided, state.command == .run, state.failure == nil else { return nil }
             let running = state.pieces.filter(\.isRunning).count
-            guard running < segmentation.maxConnectionsPerTask else { return nil }
+            // A download with a rate cap of its own keeps to one connection at a time: the cap
+            // is per download, and one connection can reach it.
+            let most = request.maxReceiveBytesPerSecond == nil ? segmentation.maxConnectionsPerTask : 1
+            guard running < most else { return nil }
             let range: Range<Int64>
             if !state.queued.isEmpty {
                 let queued = state.queued.removeFirst()
