@@ -80,10 +80,11 @@ http {
     fastcgi_temp_path $NGINX_DIR/tmp/fastcgi;
     uwsgi_temp_path $NGINX_DIR/tmp/uwsgi;
     scgi_temp_path $NGINX_DIR/tmp/scgi;
+    ${NGINX_HTTP_EXTRA:-}
     server {
         listen 127.0.0.1:$port;
         root $root;
-        location / { }
+        location / { ${NGINX_LOCATION_EXTRA:-} }
     }
 }
 CONF

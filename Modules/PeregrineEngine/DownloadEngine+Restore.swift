@@ -61,8 +61,12 @@ extension DownloadEngine {
                 }
                 // A resume record is only as good as the partial file behind it.
                 var resume = record.resumeRecord
-                if let offset = resume?.offset, (directory.size(of: record.temporaryFileName) ?? -1) < offset {
+                let partialSize = directory.size(of: record.temporaryFileName) ?? -1
+                if let offset = resume?.offset, partialSize < offset {
                     resume = nil
+                } else if let kept = resume?.lastKeptByte, partialSize < kept {
+                    // Pieces past the prefix that the file does not hold: fetch them again.
+                    resume?.completedRanges = []
                 }
                 let finishedFileExists = record.fileName.map(directory.exists) ?? false
                 let machine = TaskStateMachine.recovered(

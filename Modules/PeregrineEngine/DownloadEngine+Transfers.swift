@@ -18,8 +18,11 @@ extension DownloadEngine {
             fetchChecksum(from: checksumURL, for: attempt)
             return
         }
+        // Pieces kept from a segmented download are fetched around, never truncated away, even
+        // when splitting is off now (one connection then takes the holes one after another).
+        let keptRanges = attempt.resumeRecord?.completedRanges ?? []
         let segmentation = configuration.segmentation
-        let keptRanges = segmentation.splits ? (attempt.resumeRecord?.completedRanges ?? []) : []
+        let segmented = segmentation.splits || !keptRanges.isEmpty
         if attempt.startOffset == 0, keptRanges.isEmpty {
             // A fresh start writes a new file: the name may still be a link to a file placed
             // from it, whose bytes must not be truncated (see `removeLeftoverLinks`).
@@ -43,20 +46,20 @@ extension DownloadEngine {
         }
         configuration.requestAdapter?.adapt(&request, for: attempt.context)
         attempt.request = request
-        if segmentation.splits {
+        if segmented {
             // Pieces on several connections; the file is checked once complete (read back), as
             // the pieces do not arrive in order.
-            let segmented = SegmentedTransfer(
+            let transfer = SegmentedTransfer(
                 transport: transport, request: request, path: attempt.temporaryPath,
                 startOffset: attempt.startOffset, resumeRecord: keptRanges.isEmpty ? nil : attempt.resumeRecord,
                 segmentation: segmentation
             ) { [weak self] event in
                 self?.handle(event, of: attempt)
             }
-            attempt.sink = segmented.primary.file
-            attempt.transferSink = segmented.primary.file
-            attempt.willStart(segmented)
-            segmented.start()
+            attempt.sink = transfer.primary.file
+            attempt.transferSink = transfer.primary.file
+            attempt.willStart(transfer)
+            transfer.start()
             return
         }
         let sink = TemporaryFileSink(path: attempt.temporaryPath, startOffset: attempt.startOffset)

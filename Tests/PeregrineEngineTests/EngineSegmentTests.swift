@@ -178,6 +178,49 @@ struct EngineSegmentTests {
         #expect(resumed.first?.lowerBound == record.offset)
     }
 
+    /// Pieces kept by a segmented download are fetched around after a restart without splitting
+    /// (one connection takes the holes), and dropped when the partial file is shorter than they
+    /// claim: never a file padded with zeros.
+    @Test(arguments: [false, true])
+    func keptPiecesSurviveARestartWithoutSplitting(fileCutShort: Bool) throws {
+        let first = try Self.harness(connections: 4) {
+            $0.checkpoint = CheckpointPolicy(interval: .milliseconds(200), byteThreshold: 256 << 10)
+        }
+        let body = MockBody.generated(seed: 19, count: 8 * Self.mebibyte)
+        let route = MockRoute.file(body, entityTag: .fixed("\"r\"")).throttled(toBytesPerSecond: 1 << 20)
+        first.server.setRoute(route, for: "/restart.bin")
+        let url = first.url("/restart.bin")
+        first.engine.download([url])
+        first.advance(.milliseconds(1_500))
+        _ = first.engine.stopTasks([url])
+        first.runUntilIdle()
+        let record = try #require(first.engine.records().first { $0.urlString == url })
+        let resume = try #require(record.resumeRecord)
+        try #require(!resume.completedRanges.isEmpty)
+        var partial = try #require(first.temporaryBytes(of: url))
+        if fileCutShort { partial = Array(partial.prefix(Int(resume.completedRanges.last!.lowerBound))) }
+
+        let second = try Self.harness(connections: 1)
+        second.server.setRoute(route, for: "/restart.bin")
+        try FileManager.default.createDirectory(atPath: second.downloads, withIntermediateDirectories: true)
+        try Data(partial).write(to: URL(fileURLWithPath: second.downloads + "/" + record.temporaryFileName))
+        second.engine.restore([record])
+        second.engine.resumeTasks([url])
+        second.runUntilIdle()
+        #expect(second.engine.state(ofTask: url) == .finished)
+        #expect(second.bytes(of: "restart.bin") == body.allBytes)
+        let ranges = Self.requestedRanges(second, "/restart.bin", length: body.count)
+        if fileCutShort {
+            // The last piece was dropped: it is fetched again.
+            #expect(ranges.contains { $0.contains(resume.completedRanges.last!.lowerBound) })
+        } else {
+            for range in ranges.dropFirst() {
+                for kept in resume.completedRanges { #expect(!range.overlaps(kept), "\(range) overlaps \(kept)") }
+            }
+            #expect(ranges.count > 1, "one connection took every hole in turn: \(ranges)")
+        }
+    }
+
     @Test func aSegmentedFileIsVerifiedAfterItsPiecesArrived() throws {
         let h = try Self.harness(connections: 4) { $0.verifier = ChecksumTaskVerifier() }
         let body = MockBody.generated(seed: 18, count: 6 * Self.mebibyte)
