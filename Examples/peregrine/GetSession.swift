@@ -43,7 +43,9 @@ final class GetSession: Sendable {
 
         let curl = CurlTransport(
             configuration: CurlTransport.Configuration(
-                maxConnections: max(64, command.parallel * 2),
+                maxConnections: max(64, command.parallel * 2, command.split * 2),
+                // The cap per host is shared by every download: room for one split download.
+                maxConnectionsPerHost: max(16, command.split),
                 userAgent: command.userAgent ?? CurlTransport.Configuration().userAgent, logger: logger))
         shutdownTransport = { curl.shutdown() }
         var transport: any Transport = curl
