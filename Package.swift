@@ -183,7 +183,7 @@ let package = Package(
         tests(
             "PeregrineServiceTests",
             dependencies: [
-                "PeregrineService", "Peregrine", "PeregrineCore", "TestSupport",
+                "PeregrineService", "Peregrine", "PeregrineCore", "PeregrineCurlTransport", "TestSupport",
             ]
         ),
         tests("PeregrineSortingTests", dependencies: ["PeregrineSorting", "PeregrineCore"]),

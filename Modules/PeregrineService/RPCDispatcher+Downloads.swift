@@ -115,8 +115,9 @@ extension RPCDispatcher {
     }
 
     /// `aria2.remove(gid)` / `forceRemove`: an active, waiting or paused download is removed;
-    /// its partial file goes with it (Peregrine cannot resume a task it no longer has). Its
-    /// result stays in `tellStopped` as `removed` until purged.
+    /// its partial file goes with it (Peregrine cannot resume a task it no longer has). As in
+    /// aria2 1.36, an active download's result stays in `tellStopped` as `removed` until purged
+    /// (and `onDownloadStop` is sent), while a waiting or paused one is forgotten at once.
     func remove(_ params: RPCParameters) throws(RPCError) -> JSONValue {
         let text = try params.string(0)
         let (gid, url) = try task(text)
@@ -134,11 +135,13 @@ extension RPCDispatcher {
             state.options[gid] = nil
             state.paused.remove(gid)
             state.meters[url] = nil
-            state.removed[gid] = RemovedDownload(status: frozen, order: state.nextStop)
-            state.nextStop += 1
+            if status == .active {
+                state.removed[gid] = RemovedDownload(status: frozen, order: state.nextStop)
+                state.nextStop += 1
+            }
         }
         configuration.requestTable?.remove(task: url)
-        notify("aria2.onDownloadStop", gid: gid)
+        if status == .active { notify("aria2.onDownloadStop", gid: gid) }
         return .string(gid.description)
     }
 
