@@ -15,26 +15,50 @@ final class ServiceRig: Sendable {
     let port: Int
     let secret: String?
     private let running: Task<Void, any Error>
+    private let ownsServer: Bool
 
     var downloads: String { scratch.path("downloads") }
     var state: String { scratch.path("state") }
 
-    /// Starts nginx (with a throttled `/slow/` location) and the service.
+    /// Starts a rig, runs `body` with it and stops it, also when `body` throws.
+    static func with(
+        secret: String? = "s3cret", allowOriginAll: Bool = false, limits: RPCLimits = RPCLimits(),
+        _ body: (ServiceRig) async throws -> Void
+    ) async throws {
+        let rig = try await start(secret: secret, allowOriginAll: allowOriginAll, limits: limits)
+        do {
+            try await body(rig)
+        } catch {
+            await rig.stop()
+            throw error
+        }
+        await rig.stop()
+    }
+
+    /// A scratch directory and an nginx (access log, throttled `/slow/`) serving its files.
+    static func makeServer() async throws -> (NginxServer, TemporaryDirectory) {
+        let scratch = try TemporaryDirectory(prefix: "peregrine-service")
+        let server = try NginxServer(
+            .init(extraDirectives: [
+                "access_log \(scratch.path("access.log"));", "sendfile_max_chunk 32k;",
+                "location /slow/ { limit_rate 200k; }",
+            ]))
+        try await server.start()
+        return (server, scratch)
+    }
+
+    /// Starts the service, on its own nginx and directory or on `shared` ones (which
+    /// ``stop()`` then leaves alone).
     static func start(
         secret: String? = "s3cret", allowOriginAll: Bool = false, limits: RPCLimits = RPCLimits(),
-        reuse: ServiceRig? = nil
+        shared: (NginxServer, TemporaryDirectory)? = nil
     ) async throws -> ServiceRig {
-        let scratch = try reuse?.scratch ?? TemporaryDirectory(prefix: "peregrine-service")
         let server: NginxServer
-        if let reuse {
-            server = reuse.server
+        let scratch: TemporaryDirectory
+        if let shared {
+            (server, scratch) = shared
         } else {
-            server = try NginxServer(
-                .init(extraDirectives: [
-                    "access_log \(scratch.path("access.log"));", "sendfile_max_chunk 32k;",
-                    "location /slow/ { limit_rate 200k; }",
-                ]))
-            try await server.start()
+            (server, scratch) = try await makeServer()
         }
         let requests = TaskRequestTable()
         let manager = try DownloadManager(
@@ -56,13 +80,14 @@ final class ServiceRig: Sendable {
         let port = try #require(await iterator.next(), "the service did not start")
         return ServiceRig(
             server: server, scratch: scratch, manager: manager, service: service, port: port, secret: secret,
-            running: running)
+            running: running, ownsServer: shared == nil)
     }
 
     private init(
         server: NginxServer, scratch: TemporaryDirectory, manager: DownloadManager, service: RPCService, port: Int,
-        secret: String?, running: Task<Void, any Error>
+        secret: String?, running: Task<Void, any Error>, ownsServer: Bool
     ) {
+        self.ownsServer = ownsServer
         self.server = server
         self.scratch = scratch
         self.manager = manager
@@ -78,11 +103,16 @@ final class ServiceRig: Sendable {
         try await running.value
     }
 
-    /// Shuts the service down, then nginx, and removes the files.
+    /// Waits until the service stopped on its own (after `aria2.shutdown`).
+    func waitUntilStopped() async throws { try await running.value }
+
+    /// Shuts the service down, then nginx, and removes the files (unless shared).
     func stop() async {
         try? await shutDown()
-        server.stop()
-        scratch.remove()
+        if ownsServer {
+            server.stop()
+            scratch.remove()
+        }
     }
 
     /// Serves `count` seeded bytes at `path`; returns their SHA-256 (from `sha256sum`).
