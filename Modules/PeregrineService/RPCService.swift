@@ -54,7 +54,9 @@ public final class RPCService: Service, Sendable {
     public func run() async throws {
         let application = Application(
             router: makeRouter(),
-            server: .http1WebSocketUpgrade(webSocketRouter: makeRouter()),
+            server: .http1WebSocketUpgrade(
+                webSocketRouter: makeRouter(),
+                configuration: .init(ws: .init(maxFrameSize: configuration.limits.maxRequestBytes))),
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port), serverName: nil),
             onServerRunning: { [self] channel in
@@ -190,5 +192,5 @@ public final class RPCService: Service, Sendable {
 private actor WebSocketWriter {
     private let outbound: WebSocketOutboundWriter
     init(_ outbound: WebSocketOutboundWriter) { self.outbound = outbound }
-    func send(_ text: String) async throws { try await outbound.write(.text(text)) }
+    func send(_ text: String) async throws { try await outbound.writeTextMessage(text) }
 }
