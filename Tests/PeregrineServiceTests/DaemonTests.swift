@@ -144,6 +144,75 @@ import Testing
         #expect(await second.signal(SIGTERM) == 0, "\(second.logText)")
     }
 
+    /// `peregrine add|ls|pause|resume|rm` drive a running daemon, with `--json` output and
+    /// exit statuses 0 (done), 1 (refused), 2 (unreachable).
+    @Test func theCommandLineClientDrivesARunningDaemon() async throws {
+        let tool = try #require(Self.peregrine, "no peregrine binary beside the tests: build with --build-tests")
+        let (nginx, scratch) = try await ServiceRig.makeServer()
+        defer {
+            nginx.stop()
+            scratch.remove()
+        }
+        let digest = try serve(nginx, "/c.bin", count: 90_001, seed: 50)
+        let daemon = try await DaemonProcess(
+            tool,
+            [
+                "daemon", "--dir", scratch.path("downloads"), "--state", scratch.path("state"), "--rpc-listen-port",
+                "{port}", "--rpc-secret", "cli-secret",
+            ], log: scratch.path("daemon.log"))
+        defer { daemon.stop() }
+        let rpc = ["--rpc", "http://127.0.0.1:\(daemon.port)/jsonrpc", "--rpc-secret", "cli-secret"]
+        func peregrine(_ arguments: [String]) async throws -> ChildProcess.Output {
+            try await ChildProcess.run(tool, arguments, allowFailure: true)
+        }
+
+        let added = try await peregrine(["add", nginx.httpURL("/c.bin"), "--json"] + rpc)
+        #expect(added.status == 0, "\(added.errorText)")
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(added.text.utf8)) as? [String: String], "\(added.text)")
+        let gid: String = try #require(object["gid"])
+        #expect(object["url"] == nginx.httpURL("/c.bin"))
+        let paused = try await peregrine(["add", nginx.httpURL("/slow/never.bin"), "--pause"] + rpc)
+        let pausedGID = paused.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(paused.status == 0 && pausedGID.count == 16, "\(paused.text) \(paused.errorText)")
+
+        // Listed until it is complete (bounded: 60 s).
+        var line: [String: Any] = [:]
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            let listed = try await peregrine(["ls", "--json"] + rpc)
+            #expect(listed.status == 0, "\(listed.errorText)")
+            let lines = listed.text.split(separator: "\n").compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }
+            #expect(lines.count == 2)
+            line = lines.first { $0["gid"] as? String == gid } ?? [:]
+            if line["status"] as? String == "complete" { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(line["status"] as? String == "complete", "\(line)")
+        #expect(line["completedLength"] as? Int == 90_001)
+        let path = try #require(line["path"] as? String)
+        #expect(try fileSHA256(path) == digest)
+
+        let resumed = try await peregrine(["resume", pausedGID] + rpc)
+        #expect(resumed.status == 0 && resumed.text == "resumed \(pausedGID)\n", "\(resumed.errorText)")
+        let refused = try await peregrine(["pause", "0123456789abcdef"] + rpc)
+        #expect(refused.status == 1)
+        #expect(refused.errorText.contains("GID 0123456789abcdef is not found"))
+        let unauthorized = try await peregrine(["ls", "--rpc", "http://127.0.0.1:\(daemon.port)/jsonrpc"])
+        #expect(unauthorized.status == 1 && unauthorized.errorText.contains("Unauthorized"))
+        let removed = try await peregrine(["rm", gid, pausedGID] + rpc)
+        #expect(removed.status == 0, "\(removed.errorText)")
+        let empty = try await peregrine(["ls"] + rpc)
+        #expect(empty.status == 0 && empty.text.isEmpty, "\(empty.text)")
+        // The file of a forgotten result stays.
+        #expect(try fileSHA256(path) == digest)
+        daemon.stop()
+        let unreachable = try await peregrine(["ls"] + rpc)
+        #expect(unreachable.status == 2, "\(unreachable.errorText)")
+    }
+
     @discardableResult
     private func serve(_ server: NginxServer, _ path: String, count: Int, seed: UInt64) throws -> String {
         var random = SeededRandom(seed: seed)
