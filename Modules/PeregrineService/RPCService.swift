@@ -135,6 +135,26 @@ public final class RPCService: Service, Sendable {
             headers[.accessControlMaxAge] = "1728000"
             return Response(status: .ok, headers: headers)
         }
+        // GET /thumbnail/GID?height=N[&token=SECRET]: the download's thumbnail (PNG, or the
+        // cache's format), or its file type's icon.
+        router.get("/thumbnail/:gid") { request, context -> Response in
+            if let refusal = Self.refuseForeignOrigin(request, configuration) { return refusal }
+            if let secret = configuration.secret {
+                guard let token = request.uri.queryParameters.get("token"), secret.matches(token) else {
+                    return Response(status: .unauthorized)
+                }
+            }
+            let height = min(1024, max(16, request.uri.queryParameters.get("height", as: Int.self) ?? 128))
+            guard let gid = context.parameters.get("gid"),
+                let thumbnail = try? await dispatcher.thumbnail(gid: gid, height: height)
+            else { return Response(status: .notFound) }
+            var headers = HTTPFields()
+            headers[.contentType] = thumbnail.format == .jpeg ? "image/jpeg" : "image/png"
+            headers[.cacheControl] = "no-store"
+            if configuration.allowOriginAll { headers[.accessControlAllowOrigin] = "*" }
+            return Response(
+                status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: thumbnail.data)))
+        }
         router.ws("/jsonrpc") { request, _ in
             guard Self.refuseForeignOrigin(request, configuration) == nil else { return .dontUpgrade }
             return .upgrade([:])

@@ -14,7 +14,8 @@ final class RPCTestClient {
     struct Response {
         var status: Int
         var headers: [String: String]
-        var body: String
+        var bodyBytes: [UInt8]
+        var body: String { String(decoding: bodyBytes, as: UTF8.self) }
     }
 
     private let fd: Int32
@@ -137,7 +138,7 @@ final class RPCTestClient {
                 _ = readLine()
             }
         }
-        return Response(status: status, headers: headers, body: String(decoding: body, as: UTF8.self))
+        return Response(status: status, headers: headers, bodyBytes: body)
     }
 
     private func readLine() -> String? {
