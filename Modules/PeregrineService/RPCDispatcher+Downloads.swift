@@ -5,7 +5,8 @@ extension RPCDispatcher {
     /// others are kept as its mirrors in `getUris`) and returns its GID.
     ///
     /// Peregrine keys tasks by URL: adding a URL the manager already has (also spelt
-    /// differently, `HTTP://Host:80/a`) returns that download's GID and changes nothing.
+    /// differently, `HTTP://Host:80/a`) returns that download's GID; a failed one starts again,
+    /// any other is left as it is.
     func addUri(_ params: RPCParameters) throws(RPCError) -> JSONValue {
         guard let uris = try params.strings(0) else { throw RPCError.missing(at: 0) }
         guard let url = uris.first else { throw RPCError("URI is not provided.") }
@@ -32,7 +33,7 @@ extension RPCDispatcher {
         let position: Int? = params.count > 2 ? try params.integer(2) : nil
 
         if let existing = manager.engine.task(url)?.urlString {
-            return .string(gid(of: existing).description)
+            return .string(readd(existing).description)
         }
         // TODO(segmented engine): hand `split` and `max-connection-per-server` to the item once
         // the engine downloads in segments; until then they are validated, stored and reported.
@@ -47,7 +48,7 @@ extension RPCDispatcher {
         if let invalid = addition.invalid.first { throw RPCError("Invalid URI \(invalid.urlString): \(invalid.error)") }
         if let refused = addition.invalidChecksums.first { throw RPCError.badOption("checksum", "\(refused.error)") }
         if let duplicate = addition.duplicates.first {
-            return .string(gid(of: duplicate.existingURLString).description)
+            return .string(readd(duplicate.existingURLString).description)
         }
         guard let added = addition.added.first else { throw RPCError("\(url) was not added") }
 
@@ -66,6 +67,17 @@ extension RPCDispatcher {
         }
         if let position { _ = try? move(gid: gid, url: added, position: position, how: "POS_SET") }
         return .string(gid.description)
+    }
+
+    /// A second `addUri` of a URL the manager has: a failed download starts again (where aria2
+    /// would add a new copy); any other is left as it is. Returns its GID.
+    private func readd(_ url: String) -> GID {
+        let gid = gid(of: url)
+        if status(of: url) == .error {
+            state.withLock { _ = $0.stopOrder.removeValue(forKey: gid) }
+            _ = try? manager.resumeTasks([url])
+        }
+        return gid
     }
 
     /// `aria2.pause(gid)` / `forcePause`: an active or waiting download becomes paused (its
@@ -174,8 +186,9 @@ extension RPCDispatcher {
     /// `aria2.purgeDownloadResult`: forgets every complete, failed and removed download.
     func purgeDownloadResult() -> JSONValue {
         state.withLock { $0.removed = [:] }
-        for url in manager.engine.urlStrings() where status(of: url).isStopped {
-            try? forget(gid: gid(of: url), url: url)
+        for url in manager.engine.urlStrings() {
+            let status = status(of: url)
+            if status == .complete || status == .error { try? forget(gid: gid(of: url), url: url) }
         }
         return "OK"
     }

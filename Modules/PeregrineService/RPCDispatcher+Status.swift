@@ -154,7 +154,8 @@ extension RPCDispatcher {
     }
 
     /// `aria2.tellStopped(offset, num[, keys])`: complete, failed and removed downloads, in the
-    /// order they stopped (those that stopped before the service started first, by time).
+    /// order they stopped (those that stopped before the service started first, by time). The
+    /// trash is not listed (see `peregrine.listTrash`).
     func tellStopped(_ params: RPCParameters) throws(RPCError) -> JSONValue {
         let (offset, num, keys) = try pageParameters(params)
         let page = Pagination.page(stoppedEntries(), offset: offset, num: num)
@@ -164,7 +165,11 @@ extension RPCDispatcher {
     /// Every stopped download's status object, in stop order.
     func stoppedEntries() -> [[String: JSONValue]] {
         var entries: [(order: UInt64, date: Date, object: [String: JSONValue])] = []
-        for snapshot in manager.engine.tasks() where status(of: snapshot).isStopped {
+        // A task in the trash reads as removed in tellStatus but is listed by peregrine.listTrash,
+        // not here: purging results never empties the trash.
+        for snapshot in manager.engine.tasks() {
+            let status = status(of: snapshot)
+            guard status == .complete || status == .error else { continue }
             let gid = gid(of: snapshot.urlString)
             let order = state.withLock { $0.stopOrder[gid] } ?? 0
             let date = snapshot.record.finishedAt ?? snapshot.record.addedAt
@@ -194,7 +199,8 @@ extension RPCDispatcher {
                 active += 1
                 speed += self.speed(of: snapshot.urlString)
             case .waiting, .paused: waiting += 1
-            default: stopped += 1
+            case .complete, .error: stopped += 1
+            case .removed: break
             }
         }
         stopped += state.withLock { $0.removed.count }

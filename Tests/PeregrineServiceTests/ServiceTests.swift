@@ -174,6 +174,15 @@ import Testing
             #expect(
                 try await rig.error("aria2.addUri", "[\"\(url)x\"], {\"checksum\":\"nope=12\"}").message.contains(
                     "checksum"))
+            // Adding the failed URL again starts it again, under the same GID (it fails again:
+            // the checksum is still wrong).
+            let again = rig.manager.events()
+            #expect(try await rig.result("aria2.addUri", "[\"\(url)\"]") as? String == gid)
+            let failedAgain = await ServiceRig.await(again) {
+                if case .failed(url, _) = $0 { return true }
+                return false
+            }
+            #expect(failedAgain != nil)
         }
     }
 
