@@ -30,6 +30,7 @@ let libraries = [
     "PeregrineVerification",
     "PeregrineEngine",
     "Peregrine",
+    "PeregrineService",
 ]
 
 let package = Package(
@@ -42,6 +43,10 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        // The download service's HTTP and WebSocket server (Docs/Service.md says why).
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
         // Shared value types: no plugins, no C.
@@ -99,13 +104,25 @@ let package = Package(
             ]
         ),
 
+        // The download service: aria2-compatible JSON-RPC over HTTP and WebSocket on the facade.
+        module(
+            "PeregrineService",
+            dependencies: [
+                "Peregrine", "PeregrineCore", "PeregrineVerification", logging,
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+
         // The example command-line program.
         .executableTarget(
             name: "peregrine",
             dependencies: [
                 "Peregrine", "PeregrineCurlTransport", "PeregrineVerification", "PeregrineAuth", "PeregrineStorage",
-                "PeregrineJSONStorage", "PeregrinePlistStorage", logging,
+                "PeregrineJSONStorage", "PeregrinePlistStorage", "PeregrineService", logging,
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Examples/peregrine"
         ),
@@ -161,6 +178,12 @@ let package = Package(
                 "Peregrine", "PeregrineEngine", "PeregrineCore", "PeregrineTransport", "PeregrineMockTransport",
                 "PeregrineCurlTransport", "PeregrineStorage", "PeregrineJSONStorage", "PeregrinePlistStorage",
                 "PeregrineSorting", "PeregrineThumbnails", "PeregrineVerification", "TestSupport",
+            ]
+        ),
+        tests(
+            "PeregrineServiceTests",
+            dependencies: [
+                "PeregrineService", "Peregrine", "PeregrineCore", "PeregrineCurlTransport", "TestSupport",
             ]
         ),
         tests("PeregrineSortingTests", dependencies: ["PeregrineSorting", "PeregrineCore"]),

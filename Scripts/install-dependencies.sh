@@ -15,6 +15,8 @@ packages=(
     apache2-utils        # htdigest / htpasswd for lighttpd
     openssl              # certificates made during the TLS tests
     curl                 # the peer in benchmarks
+    aria2                # aria2c --enable-rpc: the reference the service's compatibility test runs against
+    python3-pip          # installs aria2p, the RPC client of that test (Scripts/test.sh)
     ca-certificates
     "$@"
 )

@@ -6,6 +6,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash Scripts/install-dependencies.sh
+# aria2p, pinned, drives the download service and aria2c in Tests/RPC/aria2p_compat.py.
+if ! python3 -c 'import importlib.metadata as m, sys; sys.exit(m.version("aria2p") != "0.12.3")' 2>/dev/null; then
+    python3 -m pip install --quiet "aria2p==0.12.3" \
+        || python3 -m pip install --quiet --break-system-packages "aria2p==0.12.3"
+fi
 # The video thumbnail tests skip themselves without ffmpeg; here a missing ffmpeg is a failure.
 export PEREGRINE_REQUIRE_FFMPEG=1
 

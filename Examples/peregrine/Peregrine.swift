@@ -7,7 +7,11 @@ struct PeregrineCommand: AsyncParsableCommand {
         commandName: "peregrine",
         abstract: "Download files with Peregrine, and verify their checksums.",
         version: peregrineVersion,
-        subcommands: [GetCommand.self, VerifyCommand.self, StoreCommand.self]
+        subcommands: [
+            GetCommand.self, VerifyCommand.self, StoreCommand.self, DaemonCommand.self, AddCommand.self,
+            ListCommand.self,
+            PauseCommand.self, ResumeCommand.self, RemoveCommand.self,
+        ]
     )
 }
 

@@ -1,0 +1,38 @@
+/// Why a client's `dir` or `out` was refused: it would make the service write outside the
+/// download root it was started with, or somewhere the engine cannot put a file yet.
+public struct PathConfinementError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// A kind of refusal.
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        /// A stable short name.
+        public let name: String
+        /// The path names a parent directory (`..`).
+        public static let parentReference = Code(name: "parent reference")
+        /// The path (after resolving symbolic links) is outside the download root.
+        public static let outsideRoot = Code(name: "outside the download root")
+        /// The file name is empty, `.`, or holds a `/` or a NUL.
+        public static let invalidFileName = Code(name: "invalid file name")
+        /// A directory inside the root other than the root itself: the engine writes every
+        /// file into one directory today.
+        public static let subdirectoryUnsupported = Code(name: "subdirectory not supported")
+        public var description: String { name }
+    }
+
+    /// The kind of refusal.
+    public var code: Code
+    /// The path given, bounded in length.
+    public var path: String
+
+    /// Creates an error.
+    public init(_ code: Code, path: String) {
+        self.code = code
+        self.path = String(path.prefix(300))
+    }
+
+    public var description: String {
+        switch code {
+        case .subdirectoryUnsupported:
+            "'\(path)': only the download root is supported as dir (per-download directories are not yet)"
+        default: "'\(path)' is refused: \(code)"
+        }
+    }
+}

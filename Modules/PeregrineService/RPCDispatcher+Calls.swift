@@ -1,0 +1,160 @@
+import Peregrine
+
+extension RPCDispatcher {
+    /// The aria2 methods the service answers, as `system.listMethods` lists them.
+    public static let aria2Methods = [
+        "aria2.addUri", "aria2.remove", "aria2.forceRemove", "aria2.pause", "aria2.pauseAll", "aria2.forcePause",
+        "aria2.forcePauseAll", "aria2.unpause", "aria2.unpauseAll", "aria2.tellStatus", "aria2.getUris",
+        "aria2.getFiles", "aria2.tellActive", "aria2.tellWaiting", "aria2.tellStopped", "aria2.changePosition",
+        "aria2.getOption", "aria2.changeOption", "aria2.getGlobalOption", "aria2.changeGlobalOption",
+        "aria2.getGlobalStat", "aria2.purgeDownloadResult", "aria2.removeDownloadResult", "aria2.getVersion",
+        "aria2.getSessionInfo", "aria2.shutdown", "aria2.forceShutdown", "aria2.saveSession", "system.multicall",
+        "system.listMethods", "system.listNotifications",
+    ]
+
+    /// Peregrine's own methods.
+    public static let peregrineMethods = [
+        "peregrine.list", "peregrine.sortList", "peregrine.trash", "peregrine.restore", "peregrine.listTrash",
+        "peregrine.emptyTrash", "peregrine.setDisplayName",
+    ]
+
+    /// The notifications sent over WebSocket.
+    public static let notifications = [
+        "aria2.onDownloadStart", "aria2.onDownloadPause", "aria2.onDownloadStop", "aria2.onDownloadComplete",
+        "aria2.onDownloadError",
+    ]
+
+    /// Answers a whole request body: the response text, or nil when nothing is to be sent (a
+    /// batch of nothing but notifications would be one; aria2 answers every call, so this does).
+    public func respond(to body: some Collection<UInt8>) async -> String {
+        switch RPCCodec.decode(body, limits: configuration.limits) {
+        case .failure(let error):
+            return RPCCodec.response(id: .null, .failure(error)).serialized
+        case .single(let entry):
+            return await respond(to: entry).serialized
+        case .batch(let entries):
+            var responses: [JSONValue] = []
+            responses.reserveCapacity(entries.count)
+            for entry in entries { responses.append(await respond(to: entry)) }
+            return JSONValue.array(responses).serialized
+        }
+    }
+
+    private func respond(to entry: RPCCodec.Entry) async -> JSONValue {
+        switch entry {
+        case .invalid(let id, let error): return RPCCodec.response(id: id, .failure(error))
+        case .call(let call): return RPCCodec.response(id: call.id, await result(of: call))
+        }
+    }
+
+    /// Runs one call: checks the secret, then the method.
+    public func result(of call: RPCCall) async -> Result<JSONValue, RPCError> {
+        do throws(RPCError) {
+            return .success(try await perform(call))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    private func perform(_ call: RPCCall) async throws(RPCError) -> JSONValue {
+        // aria2 answers these two without the secret.
+        if call.method == "system.listMethods" {
+            return .array((Self.aria2Methods + Self.peregrineMethods).map { .string($0) })
+        }
+        if call.method == "system.listNotifications" { return .array(Self.notifications.map { .string($0) }) }
+        if call.method == "system.multicall" { return try await multicall(call) }
+        let params = try authorize(call.params)
+        return try await dispatch(call.method, params)
+    }
+
+    /// Takes the `token:` parameter off and checks it against the secret.
+    func authorize(_ params: [JSONValue]) throws(RPCError) -> RPCParameters {
+        var params = params
+        var token: String?
+        if case .string(let first) = params.first, first.hasPrefix("token:") {
+            token = String(first.dropFirst("token:".count))
+            params.removeFirst()
+        }
+        if let secret = configuration.secret {
+            guard let token, secret.matches(token) else { throw RPCError.unauthorized }
+        }
+        return RPCParameters(values: params)
+    }
+
+    /// `system.multicall`: an array of `{methodName, params}`; each answer is `[result]` or an
+    /// error object, as aria2 has it. Each call carries its own token.
+    private func multicall(_ call: RPCCall) async throws(RPCError) -> JSONValue {
+        guard case .array(let calls) = call.params.first else { throw RPCError.wrongType(at: 0) }
+        guard calls.count <= configuration.limits.maxBatchCount else {
+            throw RPCError("system.multicall holds at most \(configuration.limits.maxBatchCount) calls")
+        }
+        var answers: [JSONValue] = []
+        for item in calls {
+            guard case .object(let members) = item, case .string(let method) = members["methodName"] else {
+                answers.append(RPCError("system.multicall expected struct.").json)
+                continue
+            }
+            let params = members["params"]?.arrayValue ?? []
+            if method == "system.multicall" {
+                answers.append(RPCError("Recursive system.multicall forbidden.").json)
+                continue
+            }
+            switch await result(of: RPCCall(id: call.id, method: method, params: params)) {
+            case .success(let value): answers.append(.array([value]))
+            case .failure(let error): answers.append(error.json)
+            }
+        }
+        return .array(answers)
+    }
+
+    private func dispatch(_ method: String, _ params: RPCParameters) async throws(RPCError) -> JSONValue {
+        switch method {
+        case "aria2.addUri": return try addUri(params)
+        case "aria2.remove", "aria2.forceRemove": return try remove(params)
+        case "aria2.pause", "aria2.forcePause": return try pause(params)
+        case "aria2.pauseAll", "aria2.forcePauseAll": return pauseAll()
+        case "aria2.unpause": return try unpause(params)
+        case "aria2.unpauseAll": return unpauseAll()
+        case "aria2.tellStatus": return try tellStatus(params)
+        case "aria2.getUris": return try getUris(params)
+        case "aria2.getFiles": return try getFiles(params)
+        case "aria2.tellActive": return try tellActive(params)
+        case "aria2.tellWaiting": return try tellWaiting(params)
+        case "aria2.tellStopped": return try tellStopped(params)
+        case "aria2.changePosition": return try changePosition(params)
+        case "aria2.getOption": return try getOption(params)
+        case "aria2.changeOption": return try changeOption(params)
+        case "aria2.getGlobalOption": return getGlobalOption()
+        case "aria2.changeGlobalOption": return try changeGlobalOption(params)
+        case "aria2.getGlobalStat": return getGlobalStat()
+        case "aria2.purgeDownloadResult": return purgeDownloadResult()
+        case "aria2.removeDownloadResult": return try removeDownloadResult(params)
+        case "aria2.getVersion":
+            return ["version": .string(configuration.version), "enabledFeatures": ["HTTPS", "Message Digest"]]
+        case "aria2.getSessionInfo": return ["sessionId": .string(sessionID)]
+        case "aria2.saveSession":
+            do throws(DownloadManagerError) {
+                try manager.saveData()
+            } catch {
+                throw Self.error(error)
+            }
+            return "OK"
+        case "aria2.shutdown", "aria2.forceShutdown":
+            let request = shutdownRequest.withLock { $0 }
+            // After this answer went out: the caller waits for it.
+            Task {
+                try? await Task.sleep(for: .milliseconds(50))
+                request?()
+            }
+            return "OK"
+        case "peregrine.list": return peregrineList()
+        case "peregrine.sortList": return try peregrineSortList(params)
+        case "peregrine.trash": return try peregrineTrash(params)
+        case "peregrine.restore": return try peregrineRestore(params)
+        case "peregrine.listTrash": return peregrineListTrash()
+        case "peregrine.emptyTrash": return peregrineEmptyTrash()
+        case "peregrine.setDisplayName": return try peregrineSetDisplayName(params)
+        default: throw RPCError.noSuchMethod(method)
+        }
+    }
+}

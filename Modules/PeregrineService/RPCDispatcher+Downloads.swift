@@ -1,0 +1,240 @@
+import Peregrine
+
+extension RPCDispatcher {
+    /// `aria2.addUri(uris[, options[, position]])`: adds one download of the first URI (the
+    /// others are kept as its mirrors in `getUris`) and returns its GID.
+    ///
+    /// Peregrine keys tasks by URL: adding a URL the manager already has (also spelt
+    /// differently, `HTTP://Host:80/a`) returns that download's GID; a failed one starts again,
+    /// any other is left as it is.
+    func addUri(_ params: RPCParameters) throws(RPCError) -> JSONValue {
+        guard let uris = try params.strings(0) else { throw RPCError.missing(at: 0) }
+        guard let url = uris.first else { throw RPCError("URI is not provided.") }
+        guard uris.count <= configuration.limits.maxURIsPerDownload else {
+            throw RPCError("At most \(configuration.limits.maxURIsPerDownload) URIs per download.")
+        }
+        var options = try DownloadOptions.parse(params[1], allowed: DownloadOptions.perDownload, position: 1)
+        if let dir = options.values["dir"] {
+            do throws(PathConfinementError) {
+                options.values["dir"] = try confinement.directory(dir)
+            } catch {
+                throw RPCError(error.description)
+            }
+        }
+        var fileName: String?
+        if let out = options.values["out"] {
+            do throws(PathConfinementError) {
+                fileName = try confinement.fileName(out)
+            } catch {
+                throw RPCError(error.description)
+            }
+        }
+        if uris.count > 1 { options.values["peregrine.mirrors"] = uris.dropFirst().joined(separator: "\n") }
+        let position: Int? = params.count > 2 ? try params.integer(2) : nil
+
+        if let existing = manager.engine.task(url)?.urlString {
+            return .string(readd(existing).description)
+        }
+        // TODO(segmented engine): hand `split` and `max-connection-per-server` to the item once
+        // the engine downloads in segments; until then they are validated, stored and reported.
+        let addition: DownloadAddition
+        do throws(DownloadManagerError) {
+            addition = try manager.download([
+                DownloadItem(url, preferredFileName: fileName, checksum: options.values["checksum"])
+            ]).addition
+        } catch {
+            throw Self.error(error)
+        }
+        if let invalid = addition.invalid.first { throw RPCError("Invalid URI \(invalid.urlString): \(invalid.error)") }
+        if let refused = addition.invalidChecksums.first { throw RPCError.badOption("checksum", "\(refused.error)") }
+        if let duplicate = addition.duplicates.first {
+            return .string(readd(duplicate.existingURLString).description)
+        }
+        guard let added = addition.added.first else { throw RPCError("\(url) was not added") }
+
+        let gid = gid(of: added)
+        state.withLock { $0.options[gid] = options }
+        applyRequestOptions(options, to: added)
+        if !options.values.isEmpty {
+            try? manager.updateMetaInfo(
+                [MetaKey.options: .dictionary(options.values.mapValues { .string($0) })], forTask: added)
+        }
+        if options.values["pause"] == "true" {
+            setPausedByClient(true, gid: gid, url: added)
+            _ = try? manager.stopTasks([added])
+        } else if manager.engine.task(added)?.state == .pending, !manager.engine.isWaiting(added) {
+            _ = try? manager.resumeTasks([added])
+        }
+        if let position { _ = try? move(gid: gid, url: added, position: position, how: "POS_SET") }
+        return .string(gid.description)
+    }
+
+    /// A second `addUri` of a URL the manager has: a failed download starts again (where aria2
+    /// would add a new copy); any other is left as it is. Returns its GID.
+    private func readd(_ url: String) -> GID {
+        let gid = gid(of: url)
+        if status(of: url) == .error {
+            state.withLock { _ = $0.stopOrder.removeValue(forKey: gid) }
+            _ = try? manager.resumeTasks([url])
+        }
+        return gid
+    }
+
+    /// `aria2.pause(gid)` / `forcePause`: an active or waiting download becomes paused (its
+    /// transfer stops with a resume record); it is not started again until unpaused.
+    func pause(_ params: RPCParameters) throws(RPCError) -> JSONValue {
+        let text = try params.string(0)
+        let (gid, url) = try task(text)
+        let status = self.status(of: url)
+        guard status == .active || status == .waiting else { throw RPCError("GID#\(gid) cannot be paused now") }
+        pause(gid: gid, url: url)
+        return .string(gid.description)
+    }
+
+    private func pause(gid: GID, url: String) {
+        setPausedByClient(true, gid: gid, url: url)
+        _ = try? manager.stopTasks([url])
+        notify("aria2.onDownloadPause", gid: gid)
+    }
+
+    /// `aria2.pauseAll` / `forcePauseAll`.
+    func pauseAll() -> JSONValue {
+        for url in manager.engine.urlStrings() {
+            let status = self.status(of: url)
+            if status == .active || status == .waiting { pause(gid: gid(of: url), url: url) }
+        }
+        return "OK"
+    }
+
+    /// `aria2.unpause(gid)`: a paused download waits again (and starts when a slot is free).
+    func unpause(_ params: RPCParameters) throws(RPCError) -> JSONValue {
+        let text = try params.string(0)
+        let (gid, url) = try task(text)
+        guard status(of: url) == .paused else { throw RPCError("GID#\(gid) cannot be unpaused now") }
+        unpause(gid: gid, url: url)
+        return .string(gid.description)
+    }
+
+    private func unpause(gid: GID, url: String) {
+        setPausedByClient(false, gid: gid, url: url)
+        _ = try? manager.resumeTasks([url])
+    }
+
+    /// `aria2.unpauseAll`.
+    func unpauseAll() -> JSONValue {
+        for url in manager.engine.urlStrings() where status(of: url) == .paused { unpause(gid: gid(of: url), url: url) }
+        return "OK"
+    }
+
+    /// `aria2.remove(gid)` / `forceRemove`: an active, waiting or paused download is removed;
+    /// its partial file goes with it (Peregrine cannot resume a task it no longer has). As in
+    /// aria2 1.36, an active download's result stays in `tellStopped` as `removed` until purged
+    /// (and `onDownloadStop` is sent), while a waiting or paused one is forgotten at once.
+    func remove(_ params: RPCParameters) throws(RPCError) -> JSONValue {
+        let text = try params.string(0)
+        let (gid, url) = try task(text)
+        let status = self.status(of: url)
+        guard status == .active || status == .waiting || status == .paused else {
+            throw RPCError("Active Download not found for GID#\(gid)")
+        }
+        var frozen = self.statusObject(gid: gid, url: url)
+        frozen["status"] = "removed"
+        frozen["downloadSpeed"] = "0"
+        frozen["connections"] = "0"
+        try deleteForGood(url)
+        state.withLock { state in
+            state.table.remove(url: url)
+            state.options[gid] = nil
+            state.paused.remove(gid)
+            state.meters[url] = nil
+            if status == .active {
+                state.removed[gid] = RemovedDownload(status: frozen, order: state.nextStop)
+                state.nextStop += 1
+            }
+        }
+        configuration.requestTable?.remove(task: url)
+        if status == .active { notify("aria2.onDownloadStop", gid: gid) }
+        return .string(gid.description)
+    }
+
+    /// Deletes a task and its temporary file for good (through the trash when it is open).
+    func deleteForGood(_ url: String, keepFinishedFile: Bool = true) throws(RPCError) {
+        do throws(DownloadManagerError) {
+            if manager.indexPath(ofTask: url) != nil {
+                try manager.deleteTasks([url], keepFinishedFile: keepFinishedFile)
+            }
+            if manager.engine.task(url) != nil { try manager.cleanupToDeleteTasks([url]) }
+        } catch {
+            throw Self.error(error)
+        }
+    }
+
+    /// `aria2.removeDownloadResult(gid)`: forgets a complete, failed or removed download (a
+    /// complete download's file stays).
+    func removeDownloadResult(_ params: RPCParameters) throws(RPCError) -> JSONValue {
+        let text = try params.string(0)
+        switch try target(text) {
+        case .removed(let gid):
+            state.withLock { _ = $0.removed.removeValue(forKey: gid) }
+        case .task(let gid, let url):
+            guard status(of: url).isStopped else { throw RPCError("Could not remove download result of GID#\(gid)") }
+            try forget(gid: gid, url: url)
+        }
+        return "OK"
+    }
+
+    /// `aria2.purgeDownloadResult`: forgets every complete, failed and removed download.
+    func purgeDownloadResult() -> JSONValue {
+        state.withLock { $0.removed = [:] }
+        for url in manager.engine.urlStrings() {
+            let status = status(of: url)
+            if status == .complete || status == .error { try? forget(gid: gid(of: url), url: url) }
+        }
+        return "OK"
+    }
+
+    private func forget(gid: GID, url: String) throws(RPCError) {
+        try deleteForGood(url)
+        state.withLock { state in
+            state.table.remove(url: url)
+            state.options[gid] = nil
+            state.paused.remove(gid)
+            state.stopOrder[gid] = nil
+        }
+        configuration.requestTable?.remove(task: url)
+    }
+
+    /// `aria2.changePosition(gid, pos, how)`: moves a waiting or paused download in the
+    /// waiting queue (`POS_SET`, `POS_CUR`, `POS_END`); returns its new position.
+    func changePosition(_ params: RPCParameters) throws(RPCError) -> JSONValue {
+        let text = try params.string(0)
+        let position = try params.integer(1)
+        let how = try params.string(2)
+        let (gid, url) = try task(text)
+        return .integer(Int64(try move(gid: gid, url: url, position: position, how: how)))
+    }
+
+    /// Moves a download in the waiting queue; the engine's list order follows (the order its
+    /// queue starts downloads in). A later sort of the list by the facade orders it anew.
+    func move(gid: GID, url: String, position: Int, how: String) throws(RPCError) -> Int {
+        var waiting = waitingURLs()
+        guard let current = waiting.firstIndex(of: url) else {
+            throw RPCError("GID#\(gid) not found in the waiting queue.")
+        }
+        let target: Int
+        switch how {
+        case "POS_SET": target = position
+        case "POS_CUR": target = current + position
+        case "POS_END": target = waiting.count - 1 + position
+        default: throw RPCError("Illegal argument.")
+        }
+        waiting.remove(at: current)
+        let index = min(max(0, target), waiting.count)
+        waiting.insert(url, at: index)
+        // Active and finished tasks keep their places before the queue.
+        let queued = Set(waiting)
+        let others = manager.engine.urlStrings().filter { !queued.contains($0) }
+        manager.engine.setListOrder(others + waiting)
+        return index
+    }
+}

@@ -1,0 +1,43 @@
+import Peregrine
+
+extension RPCDispatcher {
+    /// Turns the manager's events into aria2's notifications and speed samples, until the
+    /// sequence ends or the task is cancelled.
+    func followEvents(_ events: AsyncStream<DownloadManagerEvent>) async {
+        for await event in events {
+            guard case .task(let taskEvent) = event else { continue }
+            switch taskEvent {
+            case .started(let url, let offset):
+                state.withLock { $0.meters[url] = SpeedMeter(bytes: offset, at: .now) }
+                if let gid = eventGID(url) { notify("aria2.onDownloadStart", gid: gid) }
+            case .progress(let url, let received, _):
+                state.withLock { state in
+                    state.meters[url, default: SpeedMeter(bytes: received, at: .now)].record(bytes: received, at: .now)
+                }
+            case .finished(let url, _):
+                if let gid = stopped(url) { notify("aria2.onDownloadComplete", gid: gid) }
+            case .failed(let url, _):
+                if let gid = stopped(url) { notify("aria2.onDownloadError", gid: gid) }
+            default:
+                break
+            }
+        }
+    }
+
+    /// The GID of the task of an event; nil when the task is gone already (removed since).
+    private func eventGID(_ url: String) -> GID? {
+        if let gid = state.withLock({ $0.table.gidByURL[url] }) { return gid }
+        return manager.engine.task(url) == nil ? nil : gid(of: url)
+    }
+
+    /// Records that a download stopped now (for `tellStopped`'s order); returns its GID.
+    private func stopped(_ url: String) -> GID? {
+        guard let gid = eventGID(url) else { return nil }
+        state.withLock { state in
+            state.meters[url] = nil
+            state.stopOrder[gid] = state.nextStop
+            state.nextStop += 1
+        }
+        return gid
+    }
+}

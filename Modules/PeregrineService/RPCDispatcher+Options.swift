@@ -1,0 +1,77 @@
+import Peregrine
+
+extension RPCDispatcher {
+    /// `aria2.getOption(gid)`: the download's options over the global defaults.
+    func getOption(_ params: RPCParameters) throws(RPCError) -> JSONValue {
+        let text = try params.string(0)
+        let gid: GID
+        switch try target(text) {
+        case .task(let found, _): gid = found
+        case .removed(let found): gid = found
+        }
+        let values = state.withLock { state in
+            state.global.values.filter { DownloadOptions.perDownload.contains($0.key) }
+                .merging(state.options[gid]?.values ?? [:]) { _, own in own }
+        }
+        var object: [String: JSONValue] = values.filter { !$0.key.hasPrefix("peregrine.") }.mapValues { .string($0) }
+        object["dir"] = .string(values["dir"] ?? manager.downloadDirectory)
+        if let header = values["header"] {
+            object["header"] = .array(header.split(separator: "\n").map { .string(String($0)) })
+        }
+        return .object(object)
+    }
+
+    /// `aria2.changeOption(gid, options)`: `split`, `max-connection-per-server` and
+    /// `max-download-limit` (stored; see ``DownloadOptions``).
+    func changeOption(_ params: RPCParameters) throws(RPCError) -> JSONValue {
+        let text = try params.string(0)
+        let (gid, url) = try task(text)
+        guard params[1] != nil else { throw RPCError.missing(at: 1) }
+        if case .object(let members) = params[1] {
+            for name in members.keys where !DownloadOptions.changeable.contains(name) {
+                throw RPCError("Option \(name) cannot be changed on a download here.")
+            }
+        }
+        let changes = try DownloadOptions.parse(params[1], allowed: DownloadOptions.changeable, position: 1)
+        let values = state.withLock { state in
+            state.options[gid, default: DownloadOptions()].values.merge(changes.values) { _, new in new }
+            return state.options[gid]!.values
+        }
+        applyRequestOptions(DownloadOptions(values), to: url)
+        try? manager.updateMetaInfo([MetaKey.options: .dictionary(values.mapValues { .string($0) })], forTask: url)
+        return "OK"
+    }
+
+    /// `aria2.getGlobalOption`.
+    func getGlobalOption() -> JSONValue {
+        var object: [String: JSONValue] = state.withLock { $0.global.values.mapValues { .string($0) } }
+        object["dir"] = .string(manager.downloadDirectory)
+        object["max-concurrent-downloads"] = .string(String(manager.maxDownloadCount))
+        object["max-overall-download-limit"] = object["max-overall-download-limit"] ?? "0"
+        object["rpc-listen-port"] = .string(String(listeningPort.withLock { $0 } ?? configuration.port))
+        object["rpc-listen-all"] = configuration.host == "127.0.0.1" ? "false" : "true"
+        object["rpc-allow-origin-all"] = configuration.allowOriginAll ? "true" : "false"
+        return .object(object)
+    }
+
+    /// `aria2.changeGlobalOption(options)`: `max-concurrent-downloads` (the manager's limit,
+    /// saved), `max-overall-download-limit` and the defaults of new downloads' `split`,
+    /// `max-connection-per-server`, `max-download-limit`.
+    func changeGlobalOption(_ params: RPCParameters) throws(RPCError) -> JSONValue {
+        guard params[0] != nil else { throw RPCError.missing(at: 0) }
+        if case .object(let members) = params[0] {
+            for name in members.keys where !DownloadOptions.global.contains(name) {
+                throw RPCError("Option \(name) cannot be changed here.")
+            }
+        }
+        var changes = try DownloadOptions.parse(params[0], allowed: DownloadOptions.global, position: 0)
+        if let count = changes.values.removeValue(forKey: "max-concurrent-downloads").flatMap({ Int($0) }) {
+            manager.maxDownloadCount = count
+        }
+        // TODO(rate limit): max-overall-download-limit needs a rate shared by every transfer,
+        // which the engine has not yet; it is stored and reported only. The global
+        // max-download-limit applies to downloads added from now on.
+        state.withLock { $0.global.values.merge(changes.values) { _, new in new } }
+        return "OK"
+    }
+}

@@ -1,0 +1,213 @@
+import Peregrine
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+extension RPCDispatcher {
+    /// The aria2 status of a task of the manager.
+    func status(of url: String) -> DownloadStatus {
+        guard let snapshot = manager.engine.task(url) else { return .removed }
+        return status(of: snapshot)
+    }
+
+    func status(of snapshot: DownloadTaskSnapshot) -> DownloadStatus {
+        let url = snapshot.urlString
+        let paused = state.withLock { state in state.table.gidByURL[url].map { state.paused.contains($0) } ?? false }
+        return DownloadStatus(
+            snapshot.state, isQueued: snapshot.isQueued, pausedByClient: paused,
+            inTrash: manager.indexPath(ofTask: url) == nil)
+    }
+
+    /// The current download speed of a task, in bytes per second.
+    func speed(of url: String) -> Int64 {
+        let now = ContinuousClock.now
+        return state.withLock { $0.meters[url]?.bytesPerSecond(at: now) } ?? 0
+    }
+
+    /// `tellStatus`'s object for a task, every key.
+    func statusObject(gid: GID, url: String) -> [String: JSONValue] {
+        guard let snapshot = manager.engine.task(url) else {
+            return ["gid": .string(gid.description), "status": "removed"]
+        }
+        let status = status(of: snapshot)
+        let record = snapshot.record
+        let total = record.expectedLength ?? (status == .complete ? snapshot.receivedBytes : 0)
+        let completed = status == .complete ? max(snapshot.receivedBytes, total) : snapshot.receivedBytes
+        let speed = status == .active ? speed(of: url) : 0
+        let pieceLength: Int64 = 1 << 20
+        var object: [String: JSONValue] = [
+            "gid": .string(gid.description),
+            "status": .string(status.rawValue),
+            "totalLength": .string(String(total)),
+            "completedLength": .string(String(completed)),
+            "uploadLength": "0",
+            "downloadSpeed": .string(String(speed)),
+            "uploadSpeed": "0",
+            "connections": status == .active ? "1" : "0",
+            "numPieces": .string(String((total + pieceLength - 1) / pieceLength)),
+            "pieceLength": .string(String(pieceLength)),
+            "dir": .string(manager.downloadDirectory),
+            "files": .array([fileObject(snapshot, status: status)]),
+        ]
+        if case .failed(let reason) = snapshot.state {
+            object["errorCode"] = .string(DownloadStatus.errorCode(of: reason))
+            object["errorMessage"] = .string(reason.description)
+        } else if status == .complete {
+            object["errorCode"] = "0"
+            object["errorMessage"] = ""
+        }
+        return object
+    }
+
+    /// A task's one file, as `getFiles` and `tellStatus` show it.
+    func fileObject(_ snapshot: DownloadTaskSnapshot, status: DownloadStatus) -> JSONValue {
+        let url = snapshot.urlString
+        let record = snapshot.record
+        let path: String =
+            manager.filePath(ofTask: url)
+            ?? (record.fileName ?? record.preferredFileName).map { manager.downloadDirectory + "/" + $0 } ?? ""
+        let total = record.expectedLength ?? (status == .complete ? snapshot.receivedBytes : 0)
+        let completed = status == .complete ? max(snapshot.receivedBytes, total) : snapshot.receivedBytes
+        return [
+            "index": "1",
+            "path": .string(path),
+            "length": .string(String(total)),
+            "completedLength": .string(String(completed)),
+            "selected": "true",
+            "uris": uriObjects(url, started: snapshot.receivedBytes > 0 || status == .active || status == .complete),
+        ]
+    }
+
+    /// The URIs of a download: its own, then its mirrors.
+    func uriObjects(_ url: String, started: Bool) -> JSONValue {
+        let mirrors: [String] = state.withLock { state in
+            guard let gid = state.table.gidByURL[url], let text = state.options[gid]?.values["peregrine.mirrors"] else {
+                return []
+            }
+            return text.split(separator: "\n").map(String.init)
+        }
+        var uris: [JSONValue] = [["uri": .string(url), "status": started ? "used" : "waiting"]]
+        for mirror in mirrors { uris.append(["uri": .string(mirror), "status": "waiting"]) }
+        return .array(uris)
+    }
+
+    /// Keeps only the keys asked for (all when none).
+    static func filter(_ object: [String: JSONValue], keys: [String]?) -> JSONValue {
+        guard let keys, !keys.isEmpty else { return .object(object) }
+        let wanted = Set(keys)
+        return .object(object.filter { wanted.contains($0.key) })
+    }
+
+    /// The status object of a GID parameter: a task's, or a removed download's.
+    func statusObject(_ text: String) throws(RPCError) -> [String: JSONValue] {
+        switch try target(text) {
+        case .task(let gid, let url): return statusObject(gid: gid, url: url)
+        case .removed(let gid): return state.withLock { $0.removed[gid]?.status } ?? [:]
+        }
+    }
+
+    /// `aria2.tellStatus(gid[, keys])`.
+    func tellStatus(_ params: RPCParameters) throws(RPCError) -> JSONValue {
+        let text = try params.string(0)
+        let keys = try params.strings(1)
+        return Self.filter(try statusObject(text), keys: keys)
+    }
+
+    /// `aria2.getUris(gid)`.
+    func getUris(_ params: RPCParameters) throws(RPCError) -> JSONValue {
+        let object = try statusObject(try params.string(0))
+        guard case .array(let files) = object["files"], case .object(let file) = files.first, let uris = file["uris"]
+        else { return [] }
+        return uris
+    }
+
+    /// `aria2.getFiles(gid)`.
+    func getFiles(_ params: RPCParameters) throws(RPCError) -> JSONValue {
+        let object = try statusObject(try params.string(0))
+        return object["files"] ?? []
+    }
+
+    /// `aria2.tellActive([keys])`.
+    func tellActive(_ params: RPCParameters) throws(RPCError) -> JSONValue {
+        let keys = try params.strings(0)
+        let active = manager.engine.tasks().filter { status(of: $0) == .active }
+        return .array(
+            active.map { Self.filter(statusObject(gid: gid(of: $0.urlString), url: $0.urlString), keys: keys) })
+    }
+
+    /// The waiting and paused downloads, in queue order.
+    func waitingURLs() -> [String] {
+        manager.engine.tasks().filter {
+            let status = status(of: $0)
+            return status == .waiting || status == .paused
+        }.map(\.urlString)
+    }
+
+    /// `aria2.tellWaiting(offset, num[, keys])`.
+    func tellWaiting(_ params: RPCParameters) throws(RPCError) -> JSONValue {
+        let (offset, num, keys) = try pageParameters(params)
+        let page = Pagination.page(waitingURLs(), offset: offset, num: num)
+        return .array(page.map { Self.filter(statusObject(gid: gid(of: $0), url: $0), keys: keys) })
+    }
+
+    /// `aria2.tellStopped(offset, num[, keys])`: complete, failed and removed downloads, in the
+    /// order they stopped (those that stopped before the service started first, by time). The
+    /// trash is not listed (see `peregrine.listTrash`).
+    func tellStopped(_ params: RPCParameters) throws(RPCError) -> JSONValue {
+        let (offset, num, keys) = try pageParameters(params)
+        let page = Pagination.page(stoppedEntries(), offset: offset, num: num)
+        return .array(page.map { Self.filter($0, keys: keys) })
+    }
+
+    /// Every stopped download's status object, in stop order.
+    func stoppedEntries() -> [[String: JSONValue]] {
+        var entries: [(order: UInt64, date: Date, object: [String: JSONValue])] = []
+        // A task in the trash reads as removed in tellStatus but is listed by peregrine.listTrash,
+        // not here: purging results never empties the trash.
+        for snapshot in manager.engine.tasks() {
+            let status = status(of: snapshot)
+            guard status == .complete || status == .error else { continue }
+            let gid = gid(of: snapshot.urlString)
+            let order = state.withLock { $0.stopOrder[gid] } ?? 0
+            let date = snapshot.record.finishedAt ?? snapshot.record.addedAt
+            entries.append((order, date, statusObject(gid: gid, url: snapshot.urlString)))
+        }
+        let removed = state.withLock { Array($0.removed.values) }
+        for entry in removed { entries.append((entry.order, .distantFuture, entry.status)) }
+        return entries.sorted { ($0.order, $0.date) < ($1.order, $1.date) }.map(\.object)
+    }
+
+    private func pageParameters(_ params: RPCParameters) throws(RPCError) -> (Int, Int, [String]?) {
+        let offset = try params.integer(0)
+        let num = try params.integer(1)
+        guard num >= 0 else { throw RPCError("The parameter num must be a non-negative integer.") }
+        return (offset, num, try params.strings(2))
+    }
+
+    /// `aria2.getGlobalStat`.
+    func getGlobalStat() -> JSONValue {
+        var active = 0
+        var waiting = 0
+        var stopped = 0
+        var speed: Int64 = 0
+        for snapshot in manager.engine.tasks() {
+            switch status(of: snapshot) {
+            case .active:
+                active += 1
+                speed += self.speed(of: snapshot.urlString)
+            case .waiting, .paused: waiting += 1
+            case .complete, .error: stopped += 1
+            case .removed: break
+            }
+        }
+        stopped += state.withLock { $0.removed.count }
+        return [
+            "downloadSpeed": .string(String(speed)), "uploadSpeed": "0", "numActive": .string(String(active)),
+            "numWaiting": .string(String(waiting)), "numStopped": .string(String(stopped)),
+            "numStoppedTotal": .string(String(stopped)),
+        ]
+    }
+}

@@ -1,0 +1,180 @@
+import Logging
+import Peregrine
+import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Answers aria2's JSON-RPC methods (and Peregrine's own, `peregrine.*`) on a
+/// ``DownloadManager``: the part of the service without sockets, tested on its own.
+///
+/// Thread-safe: calls may come from any number of connections at once. The manager's own
+/// operations are thread-safe; the GID table, the options and the removed downloads sit
+/// behind one lock, never held while the manager works.
+public final class RPCDispatcher: Sendable {
+    /// The manager every method works on.
+    public let manager: DownloadManager
+    let configuration: RPCServiceConfiguration
+    let confinement: PathConfinement
+    let logger: Logger
+    let hub: NotificationHub
+    let sessionID: String
+    /// Called by `aria2.shutdown` and `aria2.forceShutdown` after they answered.
+    let shutdownRequest = Mutex<(@Sendable () -> Void)?>(nil)
+    let state: Mutex<RegistryState>
+    /// The port the server listens on, once it does (`getGlobalOption` reports it).
+    let listeningPort = Mutex<Int?>(nil)
+
+    /// What the service keeps beside the manager.
+    struct RegistryState: Sendable {
+        var table = GIDTable()
+        var generator = SystemRandomNumberGenerator()
+        var options: [GID: DownloadOptions] = [:]
+        var paused: Set<GID> = []
+        var removed: [GID: RemovedDownload] = [:]
+        var stopOrder: [GID: UInt64] = [:]
+        var nextStop: UInt64 = 1
+        var meters: [String: SpeedMeter] = [:]
+        var global = DownloadOptions(["split": "5", "max-connection-per-server": "1", "max-download-limit": "0"])
+    }
+
+    /// A download removed for good: its last status, kept until its result is purged (as aria2
+    /// keeps it, in memory only).
+    struct RemovedDownload: Sendable {
+        var status: [String: JSONValue]
+        var order: UInt64
+    }
+
+    /// Meta info keys the service stores with each task.
+    enum MetaKey {
+        static let gid = "aria2.gid"
+        static let options = "aria2.options"
+        static let paused = "aria2.paused"
+    }
+
+    /// Creates a dispatcher on `manager` and gives every task it has a GID (the one stored with
+    /// it, else a new one).
+    init(manager: DownloadManager, configuration: RPCServiceConfiguration, logger: Logger, hub: NotificationHub) {
+        self.manager = manager
+        self.configuration = configuration
+        self.confinement = PathConfinement(root: manager.downloadDirectory)
+        self.logger = logger
+        self.hub = hub
+        var generator = SystemRandomNumberGenerator()
+        self.sessionID = (0..<5).map { _ in GID.random(using: &generator).description }.joined().prefix(40).description
+        self.state = Mutex(RegistryState())
+        adoptTasks()
+    }
+
+    /// Reads GIDs, options and the paused mark back from the tasks' meta info.
+    private func adoptTasks() {
+        var newGIDs: [(String, GID)] = []
+        var requestOptions: [(String, DownloadOptions)] = []
+        for snapshot in manager.engine.tasks() {
+            let url = snapshot.urlString
+            let meta = manager.metaInfo(ofTask: url) ?? [:]
+            state.withLock { state in
+                if case .string(let text) = meta[MetaKey.gid], let gid = GID(hex: text),
+                    state.table.insert(gid, url: url)
+                {
+                    if case .dictionary(let stored) = meta[MetaKey.options] {
+                        var options = DownloadOptions()
+                        for case (let key, .string(let value)) in stored { options.values[key] = value }
+                        state.options[gid] = options
+                        requestOptions.append((url, options))
+                    }
+                    if case .boolean(true) = meta[MetaKey.paused] { state.paused.insert(gid) }
+                } else {
+                    let (gid, _) = state.table.gid(for: url, using: &state.generator)
+                    newGIDs.append((url, gid))
+                }
+            }
+        }
+        for (url, options) in requestOptions { applyRequestOptions(options, to: url) }
+        for (url, gid) in newGIDs { try? manager.updateMetaInfo([MetaKey.gid: .string(gid.description)], forTask: url) }
+    }
+
+    /// Starts the unfinished downloads that no client paused (aria2 continues its session).
+    func resumeUnfinished() {
+        let urls = manager.engine.tasks().compactMap { snapshot -> String? in
+            switch snapshot.state {
+            case .pending, .stopped, .paused:
+                guard !snapshot.isQueued, manager.indexPath(ofTask: snapshot.urlString) != nil else { return nil }
+                let paused = state.withLock { state in
+                    state.table.gidByURL[snapshot.urlString].map { state.paused.contains($0) } ?? false
+                }
+                return paused ? nil : snapshot.urlString
+            default: return nil
+            }
+        }
+        if !urls.isEmpty { _ = try? manager.resumeTasks(urls) }
+    }
+
+    // MARK: GIDs
+
+    /// The GID of a task, made and stored when it has none (a task the application added).
+    func gid(of url: String) -> GID {
+        let (gid, isNew) = state.withLock { state in state.table.gid(for: url, using: &state.generator) }
+        if isNew { try? manager.updateMetaInfo([MetaKey.gid: .string(gid.description)], forTask: url) }
+        return gid
+    }
+
+    /// What a GID parameter names: a task of the manager, or a download removed for good.
+    enum Target {
+        case task(GID, String)
+        case removed(GID)
+    }
+
+    /// Reads a GID parameter as aria2 does: 1 to 16 hex digits, a unique prefix allowed.
+    func target(_ text: String) throws(RPCError) -> Target {
+        guard GID.isHexPrefix(text) else { throw RPCError.invalidGID(text) }
+        let prefix = text.lowercased()
+        return try state.withLock { (state) throws(RPCError) -> Target in
+            let gid: GID
+            if let exact = GID(hex: prefix) {
+                gid = exact
+            } else {
+                let matches = state.table.matching(prefix: prefix, others: state.removed.keys)
+                guard matches.count == 1 else { throw RPCError.gidNotFound(text) }
+                gid = matches[0]
+            }
+            if let url = state.table.urlByGID[gid] { return .task(gid, url) }
+            if state.removed[gid] != nil { return .removed(gid) }
+            throw RPCError.gidNotFound(text)
+        }
+    }
+
+    /// A GID parameter that must name a task of the manager.
+    func task(_ text: String) throws(RPCError) -> (GID, String) {
+        switch try target(text) {
+        case .task(let gid, let url): return (gid, url)
+        case .removed: throw RPCError.gidNotFound(text)
+        }
+    }
+
+    /// Marks (or unmarks) a task as paused by a client, in memory and in its meta info.
+    func setPausedByClient(_ paused: Bool, gid: GID, url: String) {
+        state.withLock { state in
+            if paused { state.paused.insert(gid) } else { state.paused.remove(gid) }
+        }
+        try? manager.updateMetaInfo([MetaKey.paused: .boolean(paused)], forTask: url)
+    }
+
+    /// Hands a download's `header` and `max-download-limit` to the request table.
+    func applyRequestOptions(_ options: DownloadOptions, to url: String) {
+        let rate = options.values["max-download-limit"] ?? state.withLock { $0.global.values["max-download-limit"] }
+        configuration.requestTable?.set(
+            headers: options.headerFields, bytesPerSecond: rate.flatMap { Int64($0) }, forTask: url)
+    }
+
+    /// Sends a notification to the WebSocket clients.
+    func notify(_ method: String, gid: GID) {
+        hub.broadcast(RPCCodec.notification(method, gid: gid).serialized)
+    }
+
+    /// Converts a manager error into aria2's error shape.
+    static func error(_ error: DownloadManagerError) -> RPCError { RPCError(error.description) }
+}

@@ -1,0 +1,26 @@
+/// Bounds on what one client can ask of the service, so that no request can exhaust it.
+public struct RPCLimits: Sendable, Hashable {
+    /// The largest request body (HTTP) or message (WebSocket), in bytes; aria2's
+    /// `--rpc-max-request-size` defaults to 2 MiB too.
+    public var maxRequestBytes: Int
+    /// The most calls in one batch or `system.multicall`.
+    public var maxBatchCount: Int
+    /// The most URIs in one `addUri`.
+    public var maxURIsPerDownload: Int
+    /// The most WebSocket clients at once; more are refused at the upgrade.
+    public var maxWebSocketClients: Int
+    /// The most notifications buffered for a slow WebSocket client; older ones are dropped.
+    public var notificationBuffer: Int
+
+    /// Creates limits.
+    public init(
+        maxRequestBytes: Int = 2 << 20, maxBatchCount: Int = 1000, maxURIsPerDownload: Int = 16,
+        maxWebSocketClients: Int = 1024, notificationBuffer: Int = 4096
+    ) {
+        self.maxRequestBytes = maxRequestBytes
+        self.maxBatchCount = maxBatchCount
+        self.maxURIsPerDownload = maxURIsPerDownload
+        self.maxWebSocketClients = maxWebSocketClients
+        self.notificationBuffer = notificationBuffer
+    }
+}

@@ -1,0 +1,216 @@
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import Peregrine
+import ServiceLifecycle
+import Synchronization
+
+/// The download service: aria2-compatible JSON-RPC at `/jsonrpc`, over HTTP POST and over
+/// WebSocket on the same port, on a ``DownloadManager`` the application already has.
+///
+/// A `Service` (swift-service-lifecycle): run it in a `ServiceGroup` beside the application's
+/// other services, or on its own. It runs until the group shuts it down gracefully (SIGTERM)
+/// or a client calls `aria2.shutdown`; then it closes the WebSocket clients, stops the HTTP
+/// server, stops every transfer with its resume record and saves the store.
+///
+/// ```swift
+/// let requests = TaskRequestTable()
+/// let manager = try DownloadManager(identifier: "daemon", configuration: .init(requestAdapter: requests, …))
+/// let service = RPCService(manager: manager, configuration: .init(port: 6800, requestTable: requests))
+/// try await ServiceGroup(services: [service], gracefulShutdownSignals: [.sigterm], logger: logger).run()
+/// ```
+public final class RPCService: Service, Sendable {
+    /// The method handler, usable without sockets.
+    public let dispatcher: RPCDispatcher
+    private let configuration: RPCServiceConfiguration
+    private let logger: Logger
+    private let hub: NotificationHub
+    private let port = Mutex<Int?>(nil)
+    private let shutdown = Mutex<(requested: Bool, trigger: (@Sendable () -> Void)?)>((false, nil))
+
+    /// Creates the service on `manager`; nothing listens until ``run()``.
+    public init(manager: DownloadManager, configuration: RPCServiceConfiguration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+        self.hub = NotificationHub(buffer: configuration.limits.notificationBuffer)
+        self.dispatcher = RPCDispatcher(manager: manager, configuration: configuration, logger: logger, hub: hub)
+        dispatcher.shutdownRequest.withLock { $0 = { [weak self] in self?.requestShutdown() } }
+    }
+
+    /// The port the server listens on, once it does.
+    public var listeningPort: Int? { port.withLock { $0 } }
+
+    /// Stops the service as `aria2.shutdown` does; ``run()`` returns once it is done.
+    public func requestShutdown() {
+        let trigger = shutdown.withLock { state in
+            state.requested = true
+            return state.trigger
+        }
+        trigger?()
+    }
+
+    /// Serves until a graceful shutdown or ``requestShutdown()``, then stops the transfers and
+    /// saves the store.
+    public func run() async throws {
+        let application = Application(
+            router: makeRouter(),
+            server: .http1WebSocketUpgrade(
+                webSocketRouter: makeRouter(),
+                configuration: .init(ws: .init(maxFrameSize: configuration.limits.maxRequestBytes))),
+            configuration: ApplicationConfiguration(
+                address: .hostname(configuration.host, port: configuration.port), serverName: nil),
+            onServerRunning: { [self] channel in
+                let bound = channel.localAddress?.port ?? configuration.port
+                port.withLock { $0 = bound }
+                dispatcher.listeningPort.withLock { $0 = bound }
+                logger.info("listening", metadata: ["address": "\(configuration.host):\(bound)"])
+                configuration.onListening?(bound)
+            },
+            logger: logger)
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(services: [application], logger: logger))
+        let hub = self.hub
+        let trigger: @Sendable () -> Void = {
+            hub.close()
+            Task { await group.triggerGracefulShutdown() }
+        }
+        let alreadyRequested = shutdown.withLock { state in
+            state.trigger = trigger
+            return state.requested
+        }
+        if alreadyRequested { trigger() }
+
+        if configuration.resumesUnfinishedDownloads { dispatcher.resumeUnfinished() }
+        let events = dispatcher.manager.events()
+        let follower = Task { [dispatcher] in await dispatcher.followEvents(events) }
+        defer { follower.cancel() }
+        try await withGracefulShutdownHandler {
+            try await group.run()
+        } onGracefulShutdown: {
+            trigger()
+        }
+        finish()
+    }
+
+    /// Stops every transfer with its resume record and saves the store.
+    private func finish() {
+        let manager = dispatcher.manager
+        for list in manager.lists { manager.stopAllTasks(in: list) }
+        do {
+            try manager.saveData()
+        } catch {
+            logger.error("saving the store failed", metadata: ["error": "\(error)"])
+        }
+        logger.info("stopped")
+    }
+
+    // MARK: Routes
+
+    private func makeRouter() -> Router<BasicWebSocketRequestContext> {
+        let router = Router(context: BasicWebSocketRequestContext.self)
+        let dispatcher = self.dispatcher
+        let configuration = self.configuration
+        let hub = self.hub
+        router.post("/jsonrpc") { request, _ -> Response in
+            if let refusal = Self.refuseForeignOrigin(request, configuration) { return refusal }
+            let body: ByteBuffer
+            do {
+                body = try await request.body.collect(upTo: configuration.limits.maxRequestBytes)
+            } catch {
+                return Self.json(
+                    RPCCodec.response(
+                        id: .null, .failure(RPCError(code: -32600, "Invalid Request. The request is too large."))
+                    )
+                    .serialized, status: .contentTooLarge, configuration)
+            }
+            let answer = await dispatcher.respond(to: body.readableBytesView)
+            return Self.json(answer, status: .ok, configuration)
+        }
+        router.on("/jsonrpc", method: .options) { request, _ -> Response in
+            guard configuration.allowOriginAll else { return Response(status: .forbidden) }
+            var headers = HTTPFields()
+            headers[.accessControlAllowOrigin] = "*"
+            headers[.accessControlAllowMethods] = "POST, GET, OPTIONS"
+            headers[.accessControlAllowHeaders] = "Content-Type"
+            headers[.accessControlMaxAge] = "1728000"
+            return Response(status: .ok, headers: headers)
+        }
+        // GET /thumbnail/GID?height=N[&token=SECRET]: the download's thumbnail (PNG, or the
+        // cache's format), or its file type's icon.
+        router.get("/thumbnail/:gid") { request, context -> Response in
+            if let refusal = Self.refuseForeignOrigin(request, configuration) { return refusal }
+            if let secret = configuration.secret {
+                guard let token = request.uri.queryParameters.get("token"), secret.matches(token) else {
+                    return Response(status: .unauthorized)
+                }
+            }
+            let height = min(1024, max(16, request.uri.queryParameters.get("height", as: Int.self) ?? 128))
+            guard let gid = context.parameters.get("gid"),
+                let thumbnail = try? await dispatcher.thumbnail(gid: gid, height: height)
+            else { return Response(status: .notFound) }
+            var headers = HTTPFields()
+            headers[.contentType] = thumbnail.format == .jpeg ? "image/jpeg" : "image/png"
+            headers[.cacheControl] = "no-store"
+            if configuration.allowOriginAll { headers[.accessControlAllowOrigin] = "*" }
+            return Response(
+                status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: thumbnail.data)))
+        }
+        router.ws("/jsonrpc") { request, _ in
+            guard Self.refuseForeignOrigin(request, configuration) == nil else { return .dontUpgrade }
+            return .upgrade([:])
+        } onUpgrade: { inbound, outbound, _ in
+            guard let (id, notifications) = hub.subscribe(limit: configuration.limits.maxWebSocketClients) else {
+                try await outbound.close(.goingAway, reason: "too many clients")
+                return
+            }
+            defer { hub.unsubscribe(id) }
+            let writer = WebSocketWriter(outbound)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for try await message in inbound.messages(maxSize: configuration.limits.maxRequestBytes) {
+                        let bytes: [UInt8]
+                        switch message {
+                        case .text(let text): bytes = Array(text.utf8)
+                        case .binary(let buffer): bytes = Array(buffer.readableBytesView)
+                        }
+                        try await writer.send(await dispatcher.respond(to: bytes))
+                    }
+                }
+                group.addTask {
+                    for await text in notifications { try await writer.send(text) }
+                }
+                // Either the client left or the service closes: end both.
+                try await group.next()
+                group.cancelAll()
+            }
+        }
+        return router
+    }
+
+    /// A JSON-RPC answer, with CORS headers when every origin is allowed.
+    private static func json(_ text: String, status: HTTPResponse.Status, _ configuration: RPCServiceConfiguration)
+        -> Response
+    {
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json-rpc"
+        if configuration.allowOriginAll { headers[.accessControlAllowOrigin] = "*" }
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    /// 403 for a request a browser sent from another origin, unless every origin is allowed.
+    private static func refuseForeignOrigin(_ request: Request, _ configuration: RPCServiceConfiguration) -> Response? {
+        guard !configuration.allowOriginAll, let origin = request.headers[.origin] else { return nil }
+        let host = request.head.authority ?? ""
+        let originHost = origin.split(separator: "/", omittingEmptySubsequences: true).dropFirst().first.map(
+            String.init)
+        if originHost == host { return nil }
+        return Response(status: .forbidden)
+    }
+}
+
+/// Serialises writes to one WebSocket: answers and notifications come from two tasks.
+private actor WebSocketWriter {
+    private let outbound: WebSocketOutboundWriter
+    init(_ outbound: WebSocketOutboundWriter) { self.outbound = outbound }
+    func send(_ text: String) async throws { try await outbound.writeTextMessage(text) }
+}

@@ -1,0 +1,226 @@
+import Foundation
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// `peregrine daemon` as a process: the aria2p compatibility script against it and against
+/// `aria2c --enable-rpc` (Debian's aria2), and a SIGKILL in the middle of a download.
+@Suite(.serialized) struct DaemonTests {
+    static var peregrine: String? { ChildProcess.builtProduct(named: "peregrine") }
+
+    /// The repository root (this file is Tests/PeregrineServiceTests/DaemonTests.swift).
+    static var repository: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().path
+    }
+
+    enum Server: String, CaseIterable, CustomTestStringConvertible {
+        case peregrine, aria2c
+        var testDescription: String { rawValue }
+    }
+
+    /// The same aria2p script passes against both servers: Peregrine's service is driven
+    /// unchanged by a client written for aria2.
+    @Test(arguments: Server.allCases)
+    func theAria2pScriptPasses(against server: Server) async throws {
+        let python = try ChildProcess.executable(named: "python3", debianPackage: "python3")
+        let check = try await ChildProcess.run(python, ["-c", "import aria2p"], allowFailure: true)
+        try #require(check.status == 0, "aria2p is missing: pip install aria2p==0.12.3 (Scripts/test.sh does)")
+        let (nginx, scratch) = try await ServiceRig.makeServer()
+        defer {
+            nginx.stop()
+            scratch.remove()
+        }
+        var files: [String] = []
+        for index in 1...3 {
+            let digest = try serve(nginx, "/files/s\(index).bin", count: 150_000 * index + 7, seed: UInt64(20 + index))
+            files += ["--file", "files/s\(index).bin=\(digest)"]
+        }
+        // Throttled to 200 KB/s: 8 MB stay in flight long enough to pause, unpause and remove.
+        try serve(nginx, "/slow/big.bin", count: 8 << 20, seed: 30)
+        let secret = "compat-\(UInt32.random(in: 0...UInt32.max))"
+        let downloads = scratch.path("downloads-\(server.rawValue)")
+        try FileManager.default.createDirectory(atPath: downloads, withIntermediateDirectories: true)
+        let daemon: DaemonProcess
+        switch server {
+        case .peregrine:
+            let tool = try #require(Self.peregrine, "no peregrine binary beside the tests: build with --build-tests")
+            daemon = try await DaemonProcess(
+                tool,
+                [
+                    "daemon", "--dir", downloads, "--state", scratch.path("state"), "--rpc-listen-port", "{port}",
+                    "--rpc-secret", secret,
+                ], log: scratch.path("daemon.log"))
+        case .aria2c:
+            let aria2c = try ChildProcess.executable(named: "aria2c", debianPackage: "aria2")
+            daemon = try await DaemonProcess(
+                aria2c,
+                [
+                    "--enable-rpc", "--rpc-listen-port={port}", "--rpc-secret=\(secret)", "--dir=\(downloads)",
+                    "--no-conf", "--quiet", "--max-concurrent-downloads=5",
+                ], log: scratch.path("aria2c.log"))
+        }
+        defer { daemon.stop() }
+        let result = try await ChildProcess.run(
+            python,
+            [
+                Self.repository + "/Tests/RPC/aria2p_compat.py", "--port", String(daemon.port), "--secret", secret,
+                "--base-url", nginx.httpBaseURL, "--big", "slow/big.bin",
+            ] + files, allowFailure: true)
+        print(result.text)
+        #expect(result.status == 0, "\(result.text)\n\(result.errorText)\n\(daemon.logText)")
+        #expect(result.text.hasSuffix("PASS\n"))
+    }
+
+    /// kill -9 in the middle of a download; started again, the daemon has the task back and
+    /// continues it with a Range request to the right bytes.
+    @Test func aKilledDaemonResumesItsDownloadWithRange() async throws {
+        let tool = try #require(Self.peregrine, "no peregrine binary beside the tests: build with --build-tests")
+        let (nginx, scratch) = try await ServiceRig.makeServer()
+        defer {
+            nginx.stop()
+            scratch.remove()
+        }
+        let digest = try serve(nginx, "/slow/big.bin", count: 3 << 19, seed: 40)
+        let url = nginx.httpURL("/slow/big.bin")
+        let arguments = [
+            "daemon", "--dir", scratch.path("downloads"), "--state", scratch.path("state"), "--rpc-listen-port",
+            "{port}",
+        ]
+        let first = try await DaemonProcess(tool, arguments, log: scratch.path("first.log"))
+        let added = try await first.call("aria2.addUri", "[\"\(url)\"]")
+        let gid = try #require(added["result"] as? String, "\(added)")
+        // Killed once the store holds a resume record past byte 0 (a checkpoint happened): the
+        // restart must then continue from there.
+        let state = scratch.path("state")
+        let checkpointed = try await onOwnThread { () -> Bool in
+            let deadline = Date().addingTimeInterval(60)
+            while Date() < deadline {
+                for name in (try? FileManager.default.contentsOfDirectory(atPath: state)) ?? [] {
+                    let text = (try? String(contentsOfFile: state + "/" + name, encoding: .utf8)) ?? ""
+                    if text.range(of: #""resume":\{"offset":[1-9]"#, options: .regularExpression) != nil { return true }
+                }
+                usleep(20_000)
+            }
+            return false
+        }
+        try #require(checkpointed, "no resume record was stored: \(first.logText)")
+        #expect(await first.signal(SIGKILL) == SIGKILL)
+
+        let second = try await DaemonProcess(tool, arguments, log: scratch.path("second.log"))
+        defer { second.stop() }
+        let path = try await onOwnThread { () -> String? in
+            let deadline = Date().addingTimeInterval(90)
+            while Date() < deadline {
+                let body =
+                    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"aria2.tellStatus\",\"params\":[\"\(gid)\"]}"
+                if let text = try? RPCTestClient(port: second.port).post(body).body,
+                    let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
+                    let status = object["result"] as? [String: Any]
+                {
+                    if status["status"] as? String == "complete" {
+                        return ((status["files"] as? [[String: Any]])?.first?["path"] as? String)
+                    }
+                    if status["status"] as? String == "error" { return nil }
+                } else {
+                    return nil
+                }
+                usleep(50_000)
+            }
+            return nil
+        }
+        let file = try #require(path, "the download did not complete after the restart: \(second.logText)")
+        #expect(try fileSHA256(file) == digest)
+        let requests = ((try? String(contentsOfFile: scratch.path("access.log"), encoding: .utf8)) ?? "")
+            .split(separator: "\n").filter { $0.contains("\"GET /slow/big.bin ") }
+        #expect(requests.count == 2, "\(requests)")
+        #expect(requests.last?.contains("\" 206 ") == true, "the restart did not resume with Range: \(requests)")
+        // SIGTERM stops it gracefully.
+        #expect(await second.signal(SIGTERM) == 0, "\(second.logText)")
+    }
+
+    /// `peregrine add|ls|pause|resume|rm` drive a running daemon, with `--json` output and
+    /// exit statuses 0 (done), 1 (refused), 2 (unreachable).
+    @Test func theCommandLineClientDrivesARunningDaemon() async throws {
+        let tool = try #require(Self.peregrine, "no peregrine binary beside the tests: build with --build-tests")
+        let (nginx, scratch) = try await ServiceRig.makeServer()
+        defer {
+            nginx.stop()
+            scratch.remove()
+        }
+        let digest = try serve(nginx, "/c.bin", count: 90_001, seed: 50)
+        let daemon = try await DaemonProcess(
+            tool,
+            [
+                "daemon", "--dir", scratch.path("downloads"), "--state", scratch.path("state"), "--rpc-listen-port",
+                "{port}", "--rpc-secret", "cli-secret",
+            ], log: scratch.path("daemon.log"))
+        defer { daemon.stop() }
+        let rpc = ["--rpc", "http://127.0.0.1:\(daemon.port)/jsonrpc", "--rpc-secret", "cli-secret"]
+        func peregrine(_ arguments: [String]) async throws -> ChildProcess.Output {
+            try await ChildProcess.run(tool, arguments, allowFailure: true)
+        }
+
+        let added = try await peregrine(["add", nginx.httpURL("/c.bin"), "--json"] + rpc)
+        #expect(added.status == 0, "\(added.errorText)")
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(added.text.utf8)) as? [String: String], "\(added.text)")
+        let gid: String = try #require(object["gid"])
+        #expect(object["url"] == nginx.httpURL("/c.bin"))
+        let paused = try await peregrine(["add", nginx.httpURL("/slow/never.bin"), "--pause"] + rpc)
+        let pausedGID = paused.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(paused.status == 0 && pausedGID.count == 16, "\(paused.text) \(paused.errorText)")
+
+        // Listed until it is complete (bounded: 60 s).
+        var line: [String: Any] = [:]
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            let listed = try await peregrine(["ls", "--json"] + rpc)
+            #expect(listed.status == 0, "\(listed.errorText)")
+            let lines = listed.text.split(separator: "\n").compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }
+            #expect(lines.count == 2)
+            line = lines.first { $0["gid"] as? String == gid } ?? [:]
+            if line["status"] as? String == "complete" { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(line["status"] as? String == "complete", "\(line)")
+        #expect(line["completedLength"] as? Int == 90_001)
+        let path = try #require(line["path"] as? String)
+        #expect(try fileSHA256(path) == digest)
+
+        let resumed = try await peregrine(["resume", pausedGID] + rpc)
+        #expect(resumed.status == 0 && resumed.text == "resumed \(pausedGID)\n", "\(resumed.errorText)")
+        let refused = try await peregrine(["pause", "0123456789abcdef"] + rpc)
+        #expect(refused.status == 1)
+        #expect(refused.errorText.contains("GID 0123456789abcdef is not found"))
+        let unauthorized = try await peregrine(["ls", "--rpc", "http://127.0.0.1:\(daemon.port)/jsonrpc"])
+        #expect(unauthorized.status == 1 && unauthorized.errorText.contains("Unauthorized"))
+        let removed = try await peregrine(["rm", gid, pausedGID] + rpc)
+        #expect(removed.status == 0, "\(removed.errorText)")
+        let empty = try await peregrine(["ls"] + rpc)
+        #expect(empty.status == 0 && empty.text.isEmpty, "\(empty.text)")
+        // The file of a forgotten result stays.
+        #expect(try fileSHA256(path) == digest)
+        daemon.stop()
+        let unreachable = try await peregrine(["ls"] + rpc)
+        #expect(unreachable.status == 2, "\(unreachable.errorText)")
+    }
+
+    @discardableResult
+    private func serve(_ server: NginxServer, _ path: String, count: Int, seed: UInt64) throws -> String {
+        var random = SeededRandom(seed: seed)
+        let bytes = Data((0..<count).map { _ in UInt8.random(in: 0...255, using: &random) })
+        let file = server.documentPath(path)
+        try FileManager.default.createDirectory(
+            atPath: (file as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try bytes.write(to: URL(fileURLWithPath: file))
+        return try fileSHA256(file)
+    }
+}

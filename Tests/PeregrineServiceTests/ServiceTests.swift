@@ -1,0 +1,376 @@
+import Foundation
+import Peregrine
+import PeregrineService
+import TestSupport
+import Testing
+
+/// The service on an ephemeral port, driven over HTTP and WebSocket, with real downloads from
+/// nginx: aria2's errors, the secret, path confinement, origins, statuses and notifications.
+@Suite struct ServiceTests {
+    @Test func badRequestsGetJSONRPCErrorsAndTheServiceKeepsServing() async throws {
+        try await ServiceRig.with { rig in
+            let garbage = try await rig.post("{\"jsonrpc\":")
+            #expect(garbage.status == 200)
+            #expect(garbage.body == #"{"error":{"code":-32700,"message":"Parse error."},"id":null,"jsonrpc":"2.0"}"#)
+            let noMethod = try await rig.post(#"{"jsonrpc":"2.0","id":4}"#)
+            #expect(noMethod.body == #"{"error":{"code":-32600,"message":"Invalid Request."},"id":4,"jsonrpc":"2.0"}"#)
+
+            #expect(try await rig.error("aria2.nope") == (1, "No such method: aria2.nope"))
+            #expect(try await rig.error("aria2.tellStatus", "5") == (1, "The parameter at 0 has wrong type."))
+            #expect(try await rig.error("aria2.tellStatus") == (1, "The parameter at 0 is missing."))
+            #expect(try await rig.error("aria2.tellStatus", "\"zz\"") == (1, "Invalid GID zz"))
+            #expect(
+                try await rig.error("aria2.tellStatus", "\"0123456789abcdef\"") == (
+                    1, "GID 0123456789abcdef is not found"
+                ))
+            #expect(
+                try await rig.error("aria2.pause", "\"0123456789abcdef\"") == (1, "GID 0123456789abcdef is not found"))
+            #expect(try await rig.error("aria2.addUri", "[]") == (1, "URI is not provided."))
+            #expect(try await rig.error("aria2.addUri", "[\"ftp://x/y\"]").message.contains("Invalid URI"))
+            #expect(
+                try await rig.error("aria2.addUri", "[\"http://x/y\"], {\"split\":\"abc\"}").message.contains("split"))
+            #expect(try await rig.error("aria2.tellStopped", "0, -1").code == 1)
+            #expect(try await rig.error("aria2.changeGlobalOption", "{\"dir\":\"/tmp\"}").code == 1)
+
+            // A batch answers each entry, in order, with its id.
+            let token = "\"token:\(rig.secret!)\""
+            let batch = try await rig.post(
+                "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"aria2.getVersion\",\"params\":[\(token)]},"
+                    + "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"aria2.nope\",\"params\":[\(token)]}, 7]")
+            let answers = try #require(
+                try JSONSerialization.jsonObject(with: Data(batch.body.utf8)) as? [[String: Any]])
+            #expect(answers.count == 3)
+            #expect(answers[0]["id"] as? Int == 1 && answers[0]["result"] != nil)
+            #expect(answers[1]["id"] as? Int == 2 && (answers[1]["error"] as? [String: Any])?["code"] as? Int == 1)
+            #expect(answers[2]["id"] is NSNull && (answers[2]["error"] as? [String: Any])?["code"] as? Int == -32600)
+            #expect(try await rig.post("[]").body == "[]")
+
+            // Nothing of it cost the service a task or its life.
+            let stat = try #require(try await rig.result("aria2.getGlobalStat") as? [String: String])
+            #expect(stat["numActive"] == "0" && stat["numWaiting"] == "0")
+        }
+    }
+
+    @Test func callsWithoutTheRightSecretAreRefusedWithAria2sError() async throws {
+        try await ServiceRig.with(secret: "s3cret") { rig in
+            for params in ["", "\"token:s3cre\"", "\"token:s3cretx\"", "\"token:\"", "\"s3cret\""] {
+                let response = try await rig.post(
+                    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"aria2.getGlobalStat\",\"params\":[\(params)]}")
+                #expect(response.body == #"{"error":{"code":1,"message":"Unauthorized"},"id":1,"jsonrpc":"2.0"}"#)
+            }
+            // As in aria2, listing methods needs no secret; multicall checks each call's own.
+            let methods = try await rig.post(#"{"jsonrpc":"2.0","id":1,"method":"system.listMethods","params":[]}"#)
+            #expect(methods.body.contains("aria2.addUri"))
+            let multicall = try await rig.post(
+                #"{"jsonrpc":"2.0","id":1,"method":"system.multicall","params":[[{"methodName":"aria2.getVersion","params":[]},"#
+                    + #"{"methodName":"aria2.getVersion","params":["token:s3cret"]}]]}"#)
+            let object = try #require(
+                try JSONSerialization.jsonObject(with: Data(multicall.body.utf8)) as? [String: Any])
+            let results = try #require(object["result"] as? [Any])
+            #expect((results[0] as? [String: Any])?["message"] as? String == "Unauthorized")
+            #expect(((results[1] as? [Any])?.first as? [String: Any])?["version"] != nil)
+        }
+    }
+
+    @Test func dirAndOutCannotLeaveTheDownloadRoot() async throws {
+        try await ServiceRig.with { rig in
+            let outside = try TemporaryDirectory(prefix: "peregrine-outside")
+            defer { outside.remove() }
+            try FileManager.default.createSymbolicLink(
+                atPath: rig.downloads + "/escape", withDestinationPath: outside.path)
+            let url = "\"\(rig.server.httpURL("/a.bin"))\""
+            for (option, reason) in [
+                ("\"dir\":\"/etc\"", "outside the download root"), ("\"dir\":\"../state\"", "parent reference"),
+                ("\"dir\":\"escape\"", "outside the download root"),
+                ("\"dir\":\"\(outside.path)\"", "outside the download root"),
+                ("\"out\":\"../x.bin\"", "parent reference"), ("\"out\":\"/etc/x.bin\"", "outside the download root"),
+                ("\"out\":\"a/b.bin\"", "invalid file name"),
+            ] {
+                let error = try await rig.error("aria2.addUri", "[\(url)], {\(option)}")
+                #expect(error.code == 1)
+                #expect(error.message.contains(reason), "\(option): \(error.message)")
+            }
+            #expect(rig.manager.engine.tasks().isEmpty)
+            // The root itself is fine.
+            let gid = try await rig.result(
+                "aria2.addUri", "[\(url)], {\"dir\":\"\(rig.downloads)\",\"pause\":\"true\"}")
+            #expect((gid as? String)?.count == 16)
+        }
+    }
+
+    @Test func aDownloadCompletesWithTheRightBytesAndAria2sStatus() async throws {
+        try await ServiceRig.with { rig in
+            let digest = try rig.serve("/files/a.bin", count: 300_007, seed: 11)
+            let url = rig.server.httpURL("/files/a.bin")
+            let events = rig.manager.events()
+            let gid = try #require(
+                try await rig.result(
+                    "aria2.addUri",
+                    "[\"\(url)\"], {\"out\":\"renamed.bin\",\"checksum\":\"sha-256=\(digest)\",\"split\":\"4\"}")
+                    as? String)
+            let finished = await ServiceRig.await(events) {
+                if case .finished(url, _) = $0 { return true }
+                if case .failed(url, _) = $0 { return true }
+                return false
+            }
+            guard case .finished = finished else {
+                Issue.record("the download did not finish: \(String(describing: finished))")
+                return
+            }
+            let status = try #require(try await rig.result("aria2.tellStatus", "\"\(gid)\"") as? [String: Any])
+            #expect(status["gid"] as? String == gid)
+            #expect(status["status"] as? String == "complete")
+            #expect(status["totalLength"] as? String == "300007")
+            #expect(status["completedLength"] as? String == "300007")
+            #expect(status["dir"] as? String == rig.manager.downloadDirectory)
+            let files = try #require(status["files"] as? [[String: Any]])
+            let path = try #require(files.first?["path"] as? String)
+            #expect(path.hasSuffix("/renamed.bin"))
+            #expect(try fileSHA256(path) == digest)
+
+            let filtered = try #require(
+                try await rig.result("aria2.tellStatus", "\"\(gid)\", [\"status\",\"gid\"]") as? [String: String])
+            #expect(filtered == ["status": "complete", "gid": gid])
+            // A unique prefix names the download too, as in aria2.
+            let prefixed = try #require(
+                try await rig.result("aria2.tellStatus", "\"\(gid.prefix(6))\", [\"gid\"]") as? [String: String])
+            #expect(prefixed == ["gid": gid])
+            let uris = try #require(try await rig.result("aria2.getUris", "\"\(gid)\"") as? [[String: String]])
+            #expect(uris == [["uri": url, "status": "used"]])
+            let options = try #require(try await rig.result("aria2.getOption", "\"\(gid)\"") as? [String: Any])
+            #expect(options["split"] as? String == "4" && options["out"] as? String == "renamed.bin")
+            let stopped = try #require(
+                try await rig.result("aria2.tellStopped", "0, 10, [\"gid\"]") as? [[String: String]])
+            #expect(stopped == [["gid": gid]])
+
+            #expect(try await rig.error("aria2.pause", "\"\(gid)\"") == (1, "GID#\(gid) cannot be paused now"))
+            #expect(
+                try await rig.error("aria2.remove", "\"\(gid)\"") == (1, "Active Download not found for GID#\(gid)"))
+            // Adding the same URL again names the same download.
+            #expect(try await rig.result("aria2.addUri", "[\"\(url)\"]") as? String == gid)
+            #expect(try await rig.result("aria2.removeDownloadResult", "\"\(gid)\"") as? String == "OK")
+            #expect(try await rig.error("aria2.tellStatus", "\"\(gid)\"").message == "GID \(gid) is not found")
+            // The file stays: a result is forgotten, not the download's file.
+            #expect(try fileSHA256(path) == digest)
+        }
+    }
+
+    @Test func aChecksumMismatchEndsInErrorWithAria2sCode() async throws {
+        try await ServiceRig.with { rig in
+            try rig.serve("/b.bin", count: 50_000, seed: 12)
+            let url = rig.server.httpURL("/b.bin")
+            let events = rig.manager.events()
+            let wrong = String(repeating: "0", count: 64)
+            let gid = try #require(
+                try await rig.result("aria2.addUri", "[\"\(url)\"], {\"checksum\":\"sha-256=\(wrong)\"}") as? String)
+            let failed = await ServiceRig.await(events) {
+                if case .failed(url, _) = $0 { return true }
+                return false
+            }
+            #expect(failed != nil)
+            let status = try #require(try await rig.result("aria2.tellStatus", "\"\(gid)\"") as? [String: Any])
+            #expect(status["status"] as? String == "error")
+            #expect(status["errorCode"] as? String == "32")
+            #expect(
+                try await rig.error("aria2.addUri", "[\"\(url)x\"], {\"checksum\":\"nope=12\"}").message.contains(
+                    "checksum"))
+            // Adding the failed URL again starts it again, under the same GID (it fails again:
+            // the checksum is still wrong).
+            let again = rig.manager.events()
+            #expect(try await rig.result("aria2.addUri", "[\"\(url)\"]") as? String == gid)
+            let failedAgain = await ServiceRig.await(again) {
+                if case .failed(url, _) = $0 { return true }
+                return false
+            }
+            #expect(failedAgain != nil)
+        }
+    }
+
+    @Test func pausedDownloadsWaitInOrderAndChangePositionMovesThem() async throws {
+        try await ServiceRig.with { rig in
+            var gids: [String] = []
+            for name in ["p1", "p2", "p3"] {
+                let url = rig.server.httpURL("/\(name).bin")
+                gids.append(
+                    try #require(try await rig.result("aria2.addUri", "[\"\(url)\"], {\"pause\":\"true\"}") as? String))
+            }
+            func waiting() async throws -> [String] {
+                let list = try #require(
+                    try await rig.result("aria2.tellWaiting", "0, 100, [\"gid\",\"status\"]") as? [[String: String]])
+                #expect(list.allSatisfy { $0["status"] == "paused" })
+                return list.compactMap { $0["gid"] }
+            }
+            #expect(try await waiting() == gids)
+            #expect(try await rig.result("aria2.changePosition", "\"\(gids[2])\", 0, \"POS_SET\"") as? Int == 0)
+            #expect(try await waiting() == [gids[2], gids[0], gids[1]])
+            #expect(try await rig.result("aria2.changePosition", "\"\(gids[2])\", 1, \"POS_CUR\"") as? Int == 1)
+            #expect(try await waiting() == [gids[0], gids[2], gids[1]])
+            #expect(try await rig.result("aria2.changePosition", "\"\(gids[0])\", 0, \"POS_END\"") as? Int == 2)
+            #expect(try await waiting() == [gids[2], gids[1], gids[0]])
+            let page = try #require(
+                try await rig.result("aria2.tellWaiting", "-1, 2, [\"gid\"]") as? [[String: String]])
+            #expect(page == [["gid": gids[0]], ["gid": gids[1]]])
+            #expect(try await rig.error("aria2.changePosition", "\"\(gids[0])\", 0, \"POS_NOPE\"").code == 1)
+            #expect(try await rig.error("aria2.unpause", "\"0123456789abcdef\"").code == 1)
+            // Removing a paused download forgets it at once, as aria2 1.36 does.
+            #expect(try await rig.result("aria2.remove", "\"\(gids[1])\"") as? String == gids[1])
+            #expect(try await rig.error("aria2.tellStatus", "\"\(gids[1])\"").message.contains("is not found"))
+            let stat = try #require(try await rig.result("aria2.getGlobalStat") as? [String: String])
+            #expect(stat["numWaiting"] == "2" && stat["numStopped"] == "0")
+        }
+    }
+
+    @Test func optionsAreValidatedStoredAndReported() async throws {
+        try await ServiceRig.with { rig in
+            let url = rig.server.httpURL("/o.bin")
+            let gid = try #require(
+                try await rig.result(
+                    "aria2.addUri",
+                    "[\"\(url)\"], {\"pause\":\"true\",\"max-connection-per-server\":\"4\",\"max-download-limit\":\"1K\",\"header\":[\"X-A: 1\"]}"
+                ) as? String)
+            let options = try #require(try await rig.result("aria2.getOption", "\"\(gid)\"") as? [String: Any])
+            #expect(options["max-connection-per-server"] as? String == "4")
+            #expect(options["max-download-limit"] as? String == "1024")
+            #expect(options["header"] as? [String] == ["X-A: 1"])
+            #expect(options["split"] as? String == "5")
+            #expect(try await rig.result("aria2.changeOption", "\"\(gid)\", {\"split\":\"8\"}") as? String == "OK")
+            #expect(
+                (try await rig.result("aria2.getOption", "\"\(gid)\"") as? [String: Any])?["split"] as? String == "8")
+            #expect(try await rig.error("aria2.changeOption", "\"\(gid)\", {\"out\":\"x\"}").code == 1)
+            #expect(
+                try await rig.error("aria2.changeOption", "\"\(gid)\", {\"split\":\"0\"}").message.contains("split"))
+            #expect(
+                try await rig.error("aria2.addUri", "[\"\(url)2\"], {\"header\":[\"no colon\"]}").message.contains(
+                    "header"))
+            #expect(
+                try await rig.error("aria2.addUri", "[\"\(url)3\"], {\"max-connection-per-server\":\"17\"}").code == 1)
+
+            #expect(
+                try await rig.result("aria2.changeGlobalOption", "{\"max-concurrent-downloads\":\"2\"}") as? String
+                    == "OK")
+            #expect(rig.manager.maxDownloadCount == 2)
+            let global = try #require(try await rig.result("aria2.getGlobalOption") as? [String: String])
+            #expect(global["max-concurrent-downloads"] == "2")
+            #expect(global["rpc-listen-port"] == String(rig.port))
+        }
+    }
+
+    @Test func originsAreRefusedUnlessAllowedAndBodiesAreBounded() async throws {
+        try await ServiceRig.with(secret: nil, limits: RPCLimits(maxRequestBytes: 4096)) { rig in
+            let body = #"{"jsonrpc":"2.0","id":1,"method":"aria2.getVersion"}"#
+            let plain = try await rig.post(body)
+            #expect(plain.status == 200 && plain.headers["access-control-allow-origin"] == nil)
+            let foreign = try await rig.post(body, headers: ["Origin": "http://evil.example"])
+            #expect(foreign.status == 403)
+            let same = try await rig.post(body, headers: ["Origin": "http://127.0.0.1"])
+            #expect(same.status == 200)
+            let large = try await rig.post(body + String(repeating: " ", count: 5000))
+            #expect(large.status == 413)
+            let port = rig.port
+            let upgrade = try await onOwnThread {
+                try RPCTestClient(port: port).upgradeToWebSocket(origin: "http://evil.example")
+            }
+            #expect(upgrade != 101)
+
+        }
+        try await ServiceRig.with(secret: nil, allowOriginAll: true) { open in
+            let body = #"{"jsonrpc":"2.0","id":1,"method":"aria2.getVersion"}"#
+            let allowed = try await open.post(body, headers: ["Origin": "http://evil.example"])
+            #expect(allowed.status == 200 && allowed.headers["access-control-allow-origin"] == "*")
+            let openPort = open.port
+            let preflight = try await onOwnThread {
+                try RPCTestClient(port: openPort).request("OPTIONS", headers: ["Origin": "http://evil.example"])
+            }
+            #expect(
+                preflight.status == 200 && preflight.headers["access-control-allow-methods"]?.contains("POST") == true)
+        }
+    }
+
+    @Test func webSocketCarriesCallsAndNotifications() async throws {
+        try await ServiceRig.with { rig in
+            let digest = try rig.serve("/ws.bin", count: 120_000, seed: 13)
+            let url = rig.server.httpURL("/ws.bin")
+            let port = rig.port
+            let secret = rig.secret!
+            let messages = try await onOwnThread { () -> [String] in
+                let client = try RPCTestClient(port: port)
+                guard client.upgradeToWebSocket() == 101 else { return ["no upgrade"] }
+                var received: [String] = []
+                client.sendText(
+                    #"{"jsonrpc":"2.0","id":"v","method":"aria2.getVersion","params":["token:\#(secret)"]}"#)
+                received.append(client.receiveText() ?? "")
+                client.sendText("not json")
+                received.append(client.receiveText() ?? "")
+                // A batch larger than one default frame (16 KiB), both ways.
+                let call = #"{"jsonrpc":"2.0","id":9,"method":"aria2.getVersion","params":["token:\#(secret)"]}"#
+                client.sendText("[" + Array(repeating: call, count: 300).joined(separator: ",") + "]")
+                let batch = client.receiveText() ?? ""
+                guard batch.utf8.count > 16384,
+                    (try? JSONSerialization.jsonObject(with: Data(batch.utf8)) as? [Any])?.count == 300
+                else { return ["bad batch answer of \(batch.utf8.count) bytes"] }
+                client.sendText(
+                    #"{"jsonrpc":"2.0","id":"a","method":"aria2.addUri","params":["token:\#(secret)",["\#(url)"]]}"#)
+                // The answer and the notifications, until the completion.
+                while let text = client.receiveText() {
+                    received.append(text)
+                    if text.contains("onDownloadComplete") || text.contains("onDownloadError") { break }
+                }
+                return received
+            }
+            try #require(messages.count >= 4, "\(messages)")
+            #expect(messages[0].contains(#""id":"v""#) && messages[0].contains("version"))
+            #expect(messages[1].contains("-32700"))
+            // The answer and the first notification may come in either order (two writers).
+            let answer = try #require(messages.first { $0.contains(#""id":"a""#) }, "\(messages)")
+            let added = try #require(
+                try JSONSerialization.jsonObject(with: Data(answer.utf8)) as? [String: Any], "\(messages)")
+            let gid = try #require(added["result"] as? String)
+            #expect(
+                messages.contains(
+                    #"{"jsonrpc":"2.0","method":"aria2.onDownloadStart","params":[{"gid":"\#(gid)"}]}"#))
+            #expect(
+                messages.last
+                    == #"{"jsonrpc":"2.0","method":"aria2.onDownloadComplete","params":[{"gid":"\#(gid)"}]}"#)
+            #expect(try fileSHA256(rig.downloads + "/ws.bin") == digest)
+        }
+    }
+
+    @Test func aRestartedServiceHasTheSameDownloadsGIDsAndStates() async throws {
+        let (server, scratch) = try await ServiceRig.makeServer()
+        defer {
+            server.stop()
+            scratch.remove()
+        }
+        // The first service, its manager released when this closure returns (the store's lock
+        // goes with it).
+        let (complete, paused) = try await { () async throws -> (String, String) in
+            let first = try await ServiceRig.start(shared: (server, scratch))
+            try first.serve("/r1.bin", count: 70_000, seed: 14)
+            let events = first.manager.events()
+            let url = server.httpURL("/r1.bin")
+            let complete = try #require(try await first.result("aria2.addUri", "[\"\(url)\"]") as? String)
+            _ = await ServiceRig.await(events) {
+                if case .finished(url, _) = $0 { return true }
+                return false
+            }
+            let paused = try #require(
+                try await first.result(
+                    "aria2.addUri", "[\"\(server.httpURL("/r2.bin"))\"], {\"pause\":\"true\",\"split\":\"3\"}")
+                    as? String)
+            #expect(try await first.result("aria2.shutdown") as? String == "OK")
+            try await first.waitUntilStopped()
+            return (complete, paused)
+        }()
+
+        let second = try await ServiceRig.start(shared: (server, scratch))
+        let a = try #require(
+            try await second.result("aria2.tellStatus", "\"\(complete)\", [\"status\"]") as? [String: String])
+        #expect(a == ["status": "complete"])
+        let b = try #require(
+            try await second.result("aria2.tellStatus", "\"\(paused)\", [\"status\"]") as? [String: String])
+        #expect(b == ["status": "paused"])
+        #expect(
+            (try await second.result("aria2.getOption", "\"\(paused)\"") as? [String: Any])?["split"] as? String == "3")
+        try await second.shutDown()
+    }
+}
