@@ -49,11 +49,19 @@ struct DaemonCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-concurrent-downloads"), help: "Downloads at once (kept in the store).")
     var maxConcurrentDownloads: Int?
 
+    @Option(
+        name: [.customShort("s"), .customLong("split")],
+        help: "Download each file over up to N connections (1–64), for every download of the service.")
+    var split = 1
+
     @Flag(help: "Log at debug level.")
     var verbose = false
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--rpc-listen-port must be 0 to 65535") }
+        guard Segmentation.connectionRange.contains(split) else {
+            throw ValidationError("--split takes a number of connections from 1 to 64, not \(split)")
+        }
         if let maxConcurrentDownloads, maxConcurrentDownloads < 1 {
             throw ValidationError("--max-concurrent-downloads must be at least 1")
         }
@@ -66,11 +74,14 @@ struct DaemonCommand: AsyncParsableCommand {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         var managerLogger = logger
         managerLogger.logLevel = verbose ? .debug : .warning
-        let configuration = DownloadManager.Configuration(
-            downloadDirectory: directory, stateDirectory: stateDirectory, transport: CurlTransport(),
+        let curl = CurlTransport(
+            configuration: CurlTransport.Configuration(maxConnectionsPerHost: max(16, split)))
+        var configuration = DownloadManager.Configuration(
+            downloadDirectory: directory, stateDirectory: stateDirectory, transport: curl,
             flushDelay: .milliseconds(200), maxDownloadCount: 5, downloadNewFileImmediately: false,
             requestAdapter: requests, thumbnails: Thumbnailer.Configuration(cachePolicy: .memoryOnly),
             logger: managerLogger)
+        configuration.segmentation = Segmentation(maxConnectionsPerTask: split)
         let manager: DownloadManager
         do {
             manager = try DownloadManager(identifier: "daemon", configuration: configuration)

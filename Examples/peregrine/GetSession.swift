@@ -336,6 +336,13 @@ final class GetSession: Sendable {
             while read(readEnd, &byte, 1) < 0, errno == EINTR {}
             self?.interrupt(exitingWith: Int32(byte) == SIGINT ? GetExitCode.interrupted : GetExitCode.terminated)
         }
+        // A blocked mask is inherited from whoever started this process (a thread of a test
+        // runner, a service manager): unblocked here, or the signals would stay pending.
+        var unblocked = sigset_t()
+        sigemptyset(&unblocked)
+        sigaddset(&unblocked, SIGINT)
+        sigaddset(&unblocked, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &unblocked, nil)
         for number in [SIGINT, SIGTERM] {
             signal(number) { received in
                 var byte = UInt8(truncatingIfNeeded: received)
