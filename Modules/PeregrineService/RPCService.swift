@@ -67,8 +67,13 @@ public final class RPCService: Service, Sendable {
                 configuration.onListening?(bound)
             },
             logger: logger)
-        let group = ServiceGroup(
-            configuration: ServiceGroupConfiguration(services: [application], logger: logger))
+        var groupConfiguration = ServiceGroupConfiguration(services: [application], logger: logger)
+        // A client that stalls mid-request cannot hold the shutdown: after a second the server
+        // is cancelled, so the transfers are stopped and the store saved well within the two
+        // seconds systemd and issue 17 allow.
+        groupConfiguration.maximumGracefulShutdownDuration = .seconds(1)
+        groupConfiguration.maximumCancellationDuration = .milliseconds(500)
+        let group = ServiceGroup(configuration: groupConfiguration)
         let hub = self.hub
         let trigger: @Sendable () -> Void = {
             hub.close()
