@@ -67,8 +67,13 @@ public final class RPCService: Service, Sendable {
                 configuration.onListening?(bound)
             },
             logger: logger)
-        let group = ServiceGroup(
-            configuration: ServiceGroupConfiguration(services: [application], logger: logger))
+        var groupConfiguration = ServiceGroupConfiguration(services: [application], logger: logger)
+        // A client that stalls mid-request cannot hold the shutdown: after a second the server
+        // is cancelled, so the transfers are stopped and the store saved within the two seconds
+        // issue 17 allows. (No maximumCancellationDuration: exceeding it is a fatalError in
+        // swift-service-lifecycle, and a loaded machine can exceed any small bound.)
+        groupConfiguration.maximumGracefulShutdownDuration = .seconds(1)
+        let group = ServiceGroup(configuration: groupConfiguration)
         let hub = self.hub
         let trigger: @Sendable () -> Void = {
             hub.close()
@@ -84,10 +89,16 @@ public final class RPCService: Service, Sendable {
         let events = dispatcher.manager.events()
         let follower = Task { [dispatcher] in await dispatcher.followEvents(events) }
         defer { follower.cancel() }
-        try await withGracefulShutdownHandler {
-            try await group.run()
-        } onGracefulShutdown: {
-            trigger()
+        do {
+            try await withGracefulShutdownHandler {
+                try await group.run()
+            } onGracefulShutdown: {
+                trigger()
+            }
+        } catch {
+            // The server failed (a port in use, say): the downloads stop and are saved all the same.
+            finish()
+            throw error
         }
         finish()
     }

@@ -63,6 +63,17 @@ import Testing
         #expect(batchError.message.contains("at most 2"))
     }
 
+    @Test func deeplyNestedJSONIsRefusedNotACrash() {
+        let depth = 100_000
+        let nested =
+            #"{"id":1,"method":"m","params":"# + String(repeating: "[", count: depth)
+            + String(repeating: "]", count: depth) + "}"
+        switch RPCCodec.decode(Array(nested.utf8)) {
+        case .failure(let error): #expect(error == .parseError)
+        default: Issue.record("a 100,000-deep body was decoded")
+        }
+    }
+
     @Test func serializationEscapesStringsAndRoundTrips() throws {
         let value: JSONValue = [
             "quote\"back\\slash": "line\nbreak\ttab\u{01}é😀", "list": [1, true, .null, .double(0.5), -3],

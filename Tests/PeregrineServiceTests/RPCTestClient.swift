@@ -8,8 +8,9 @@ import Foundation
 
 /// A blocking HTTP/1.1 and WebSocket client on one connection to 127.0.0.1, written here so
 /// that the tests talk to the service through nothing of its own. Reads time out after 20 s,
-/// so a broken server fails a test instead of hanging it. Use from one thread.
-final class RPCTestClient {
+/// so a broken server fails a test instead of hanging it. Use from one thread at a time (it
+/// may be handed to another once the first is done with it).
+final class RPCTestClient: @unchecked Sendable {
     /// An HTTP response.
     struct Response {
         var status: Int

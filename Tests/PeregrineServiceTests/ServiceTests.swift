@@ -45,7 +45,17 @@ import Testing
             #expect(answers[2]["id"] is NSNull && (answers[2]["error"] as? [String: Any])?["code"] as? Int == -32600)
             #expect(try await rig.post("[]").body == "[]")
 
-            // Nothing of it cost the service a task or its life.
+            // Clients that leave mid-request, mid-upgrade or mid-frame cost nothing.
+            let port = rig.port
+            try await onOwnThread {
+                let half = try RPCTestClient(port: port)
+                half.send(
+                    Array("POST /jsonrpc HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100000\r\n\r\n{\"js".utf8))
+                let socket = try RPCTestClient(port: port)
+                _ = socket.upgradeToWebSocket()
+                socket.send([0x81, 0xFE, 0x10])
+            }
+
             let stat = try #require(try await rig.result("aria2.getGlobalStat") as? [String: String])
             #expect(stat["numActive"] == "0" && stat["numWaiting"] == "0")
         }
@@ -333,6 +343,34 @@ import Testing
                     == #"{"jsonrpc":"2.0","method":"aria2.onDownloadComplete","params":[{"gid":"\#(gid)"}]}"#)
             #expect(try fileSHA256(rig.downloads + "/ws.bin") == digest)
         }
+    }
+
+    @Test func aStalledClientDoesNotHoldTheShutdown() async throws {
+        let rig = try await ServiceRig.start()
+        let port = rig.port
+        // A request that never finishes and a WebSocket that never speaks, kept open.
+        let stalled = try await onOwnThread { () -> [RPCTestClient] in
+            let half = try RPCTestClient(port: port)
+            half.send(Array("POST /jsonrpc HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{".utf8))
+            let socket = try RPCTestClient(port: port)
+            _ = socket.upgradeToWebSocket()
+            return [half, socket]
+        }
+        // Bounded, so that a shutdown that waits for the client fails the test instead of hanging.
+        let (outcome, continuation) = AsyncStream<Bool>.makeStream()
+        Task {
+            try? await rig.shutDown()
+            continuation.yield(true)
+        }
+        Task {
+            try? await Task.sleep(for: .seconds(30))
+            continuation.yield(false)
+        }
+        var first = outcome.makeAsyncIterator()
+        let finished = await first.next() ?? false
+        #expect(finished, "the shutdown waited for the stalled clients")
+        #expect(stalled.count == 2)
+        if finished { await rig.stop() }
     }
 
     @Test func aRestartedServiceHasTheSameDownloadsGIDsAndStates() async throws {
