@@ -55,7 +55,7 @@ public final class RPCService: Service, Sendable {
         let application = Application(
             router: makeRouter(),
             server: .http1WebSocketUpgrade(
-                webSocketRouter: makeRouter(),
+                webSocketRouter: makeWebSocketRouter(),
                 configuration: .init(ws: .init(maxFrameSize: configuration.limits.maxRequestBytes))),
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port), serverName: nil),
@@ -117,11 +117,11 @@ public final class RPCService: Service, Sendable {
 
     // MARK: Routes
 
+    /// The router of plain HTTP requests: `POST /jsonrpc`, its CORS preflight, thumbnails.
     private func makeRouter() -> Router<BasicWebSocketRequestContext> {
         let router = Router(context: BasicWebSocketRequestContext.self)
         let dispatcher = self.dispatcher
         let configuration = self.configuration
-        let hub = self.hub
         router.post("/jsonrpc") { request, _ -> Response in
             if let refusal = Self.refuseForeignOrigin(request, configuration) { return refusal }
             let body: ByteBuffer
@@ -166,6 +166,15 @@ public final class RPCService: Service, Sendable {
             return Response(
                 status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: thumbnail.data)))
         }
+        return router
+    }
+
+    /// The router of WebSocket upgrades: `/jsonrpc` only.
+    private func makeWebSocketRouter() -> Router<BasicWebSocketRequestContext> {
+        let router = Router(context: BasicWebSocketRequestContext.self)
+        let dispatcher = self.dispatcher
+        let configuration = self.configuration
+        let hub = self.hub
         router.ws("/jsonrpc") { request, _ in
             guard Self.refuseForeignOrigin(request, configuration) == nil else { return .dontUpgrade }
             return .upgrade([:])
