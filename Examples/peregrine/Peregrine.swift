@@ -10,7 +10,7 @@ struct PeregrineCommand: AsyncParsableCommand {
         subcommands: [
             GetCommand.self, VerifyCommand.self, StoreCommand.self, DaemonCommand.self, AddCommand.self,
             ListCommand.self,
-            PauseCommand.self, ResumeCommand.self, RemoveCommand.self,
+            PauseCommand.self, ResumeCommand.self, RemoveCommand.self, WatchCommand.self,
         ]
     )
 }
