@@ -75,8 +75,10 @@ public final class RPCService: Service, Sendable {
         groupConfiguration.maximumGracefulShutdownDuration = .seconds(1)
         let group = ServiceGroup(configuration: groupConfiguration)
         let hub = self.hub
+        let onStopping = configuration.onStopping
         let trigger: @Sendable () -> Void = {
-            hub.close()
+            // Called by a signal, a client or both: the hub closes once, the hook runs once.
+            if hub.close() { onStopping?() }
             Task { await group.triggerGracefulShutdown() }
         }
         let alreadyRequested = shutdown.withLock { state in

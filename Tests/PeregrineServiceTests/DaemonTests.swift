@@ -283,6 +283,49 @@ import Testing
         #expect(status == 0)
     }
 
+    /// Under systemd (`Type=notify`) the daemon reports READY=1 once it listens and
+    /// STOPPING=1 when SIGTERM begins its shutdown.
+    @Test func theDaemonNotifiesSystemdOfReadinessAndStopping() async throws {
+        let tool = try #require(Self.peregrine, "no peregrine binary beside the tests: build with --build-tests")
+        let scratch = try TemporaryDirectory(prefix: "peregrine-notify")
+        defer { scratch.remove() }
+        let path = scratch.path("notify.sock")
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        try #require(fd >= 0)
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            for (index, byte) in path.utf8.enumerated() { buffer[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        try #require(bound == 0)
+        var timeout = timeval(tv_sec: 60, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let daemon = try await DaemonProcess(
+            tool,
+            [
+                "daemon", "--dir", scratch.path("downloads"), "--state", scratch.path("state"), "--rpc-listen-port",
+                "{port}",
+            ],
+            log: scratch.path("daemon.log"), environment: ["NOTIFY_SOCKET": path])
+        defer { daemon.stop() }
+        func receive() async throws -> String {
+            try await onOwnThread { () -> String in
+                var bytes = [UInt8](repeating: 0, count: 4096)
+                let count = bytes.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                return count > 0 ? String(decoding: bytes[0..<count], as: UTF8.self) : ""
+            }
+        }
+        #expect(try await receive() == "READY=1\nSTATUS=listening on port \(daemon.port)")
+        #expect(await daemon.signal(SIGTERM) == 0)
+        #expect(try await receive() == "STOPPING=1")
+    }
+
     @discardableResult
     private func serve(_ server: NginxServer, _ path: String, count: Int, seed: UInt64) throws -> String {
         var random = SeededRandom(seed: seed)
