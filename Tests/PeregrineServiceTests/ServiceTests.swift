@@ -351,6 +351,53 @@ import Testing
         }
     }
 
+    @Test func peregrineMethodsListTrashRestoreAndRename() async throws {
+        try await ServiceRig.with { rig in
+            var gids: [String] = []
+            for name in ["b.bin", "a.bin"] {
+                let url = rig.server.httpURL("/t/\(name)")
+                gids.append(
+                    try #require(
+                        try await rig.result("aria2.addUri", "[\"\(url)\"], {\"pause\":\"true\",\"out\":\"\(name)\"}")
+                            as? String))
+            }
+            func listed() async throws -> [[String: String]] {
+                let list = try #require(try await rig.result("peregrine.list") as? [String: Any])
+                let sections = try #require(list["sections"] as? [[String: Any]])
+                #expect(sections.allSatisfy { ($0["title"] as? String)?.isEmpty == false })
+                return sections.flatMap { $0["downloads"] as? [[String: String]] ?? [] }
+            }
+            #expect(try await listed().map { $0["gid"] } == gids)
+
+            #expect(try await rig.result("peregrine.setDisplayName", "\"\(gids[1])\", \"Zebra\"") as? String == "OK")
+            #expect(try await listed().first { $0["gid"] == gids[1] }?["displayName"] == "Zebra")
+            #expect(try await rig.result("peregrine.sortList", "\"fileName\", \"descending\"") as? String == "OK")
+            let sorted = try #require(try await rig.result("peregrine.list") as? [String: Any])
+            #expect(sorted["sortType"] as? String == "fileName" && sorted["sortOrder"] as? String == "descending")
+            #expect(try await rig.error("peregrine.sortList", "\"manual\"").code == 1)
+
+            #expect(try await rig.result("peregrine.trash", "\"\(gids[0])\"") as? String == gids[0])
+            #expect(try await rig.result("peregrine.listTrash") as? [String] == [gids[0]])
+            let trashed = try #require(
+                try await rig.result("aria2.tellStatus", "\"\(gids[0])\", [\"status\"]") as? [String: String])
+            #expect(trashed == ["status": "removed"])
+            #expect(try await listed().map { $0["gid"] } == [gids[1]])
+            #expect((try await rig.result("aria2.tellStopped", "0, 10") as? [Any])?.isEmpty == true)
+            #expect(try await rig.error("peregrine.trash", "\"\(gids[0])\"").code == 1)
+
+            #expect(try await rig.result("peregrine.restore", "\"\(gids[0])\"") as? String == gids[0])
+            let restored = try #require(
+                try await rig.result("aria2.tellStatus", "\"\(gids[0])\", [\"status\"]") as? [String: String])
+            #expect(restored == ["status": "paused"])
+            #expect(Set(try await listed().compactMap { $0["gid"] }) == Set(gids))
+
+            #expect(try await rig.result("peregrine.trash", "\"\(gids[1])\"") as? String == gids[1])
+            #expect(try await rig.result("peregrine.emptyTrash") as? String == "OK")
+            #expect(try await rig.error("aria2.tellStatus", "\"\(gids[1])\"").message.contains("is not found"))
+            #expect((try await rig.result("peregrine.listTrash") as? [String])?.isEmpty == true)
+        }
+    }
+
     @Test func aStalledClientDoesNotHoldTheShutdown() async throws {
         let rig = try await ServiceRig.start()
         let port = rig.port
