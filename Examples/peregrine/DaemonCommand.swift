@@ -104,14 +104,14 @@ struct DaemonCommand: AsyncParsableCommand {
                     // Tests and scripts read the port from this line when they asked for port 0.
                     printError("peregrine daemon listening on port \(port)")
                     SystemdNotifier.notify("READY=1\nSTATUS=listening on port \(port)")
-                }),
+                },
+                onStopping: { SystemdNotifier.notify("STOPPING=1") }),
             logger: logger)
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
                 services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],
                 gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
-        SystemdNotifier.notify("STOPPING=1")
     }
 }
 

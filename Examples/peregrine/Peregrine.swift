@@ -8,9 +8,10 @@ struct PeregrineCommand: AsyncParsableCommand {
         abstract: "Download files with Peregrine, and verify their checksums.",
         version: peregrineVersion,
         subcommands: [
-            GetCommand.self, VerifyCommand.self, StoreCommand.self, DaemonCommand.self, AddCommand.self,
-            ListCommand.self,
-            PauseCommand.self, ResumeCommand.self, RemoveCommand.self,
+            GetCommand.self, VerifyCommand.self, StoreCommand.self,
+            // The download service, and its clients.
+            DaemonCommand.self, AddCommand.self, ListCommand.self, PauseCommand.self, ResumeCommand.self,
+            RemoveCommand.self, WatchCommand.self,
         ]
     )
 }

@@ -41,13 +41,16 @@ final class NotificationHub: Sendable {
         for continuation in continuations { continuation.yield(text) }
     }
 
-    /// Ends every subscriber's stream, and refuses new ones.
-    func close() {
-        let continuations = state.withLock { state in
+    /// Ends every subscriber's stream, and refuses new ones; true the first time only.
+    @discardableResult
+    func close() -> Bool {
+        let (first, continuations) = state.withLock { state in
+            let first = !state.closed
             state.closed = true
             defer { state.subscribers = [:] }
-            return Array(state.subscribers.values)
+            return (first, Array(state.subscribers.values))
         }
         for continuation in continuations { continuation.finish() }
+        return first
     }
 }

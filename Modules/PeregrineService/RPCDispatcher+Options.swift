@@ -22,15 +22,16 @@ extension RPCDispatcher {
     }
 
     /// `aria2.changeOption(gid, options)`: `split`, `max-connection-per-server` and
-    /// `max-download-limit` (stored; see ``DownloadOptions``).
+    /// `max-download-limit` (stored; see ``DownloadOptions``); other names are ignored, as aria2
+    /// ignores those it cannot change, except a `dir` outside the root (refused).
     func changeOption(_ params: RPCParameters) throws(RPCError) -> JSONValue {
         let text = try params.string(0)
         let (gid, url) = try task(text)
         guard params[1] != nil else { throw RPCError.missing(at: 1) }
-        if case .object(let members) = params[1] {
-            for name in members.keys where !DownloadOptions.changeable.contains(name) {
-                throw RPCError("Option \(name) cannot be changed on a download here.")
-            }
+        // As aria2 does, options this method does not act on are ignored (AriaNg sends many);
+        // a `dir` is still checked, so that no client believes it moved a download outside.
+        if case .object(let members) = params[1], case .string(let dir) = members["dir"] {
+            try checkDirectory(dir)
         }
         let changes = try DownloadOptions.parse(params[1], allowed: DownloadOptions.changeable, position: 1)
         let values = state.withLock { state in
@@ -40,6 +41,15 @@ extension RPCDispatcher {
         applyRequestOptions(DownloadOptions(values), to: url)
         try? manager.updateMetaInfo([MetaKey.options: .dictionary(values.mapValues { .string($0) })], forTask: url)
         return "OK"
+    }
+
+    /// Refuses a `dir` other than the download root (see ``PathConfinement``).
+    private func checkDirectory(_ dir: String) throws(RPCError) {
+        do throws(PathConfinementError) {
+            _ = try confinement.directory(dir)
+        } catch {
+            throw RPCError(error.description)
+        }
     }
 
     /// `aria2.getGlobalOption`.
@@ -56,13 +66,12 @@ extension RPCDispatcher {
 
     /// `aria2.changeGlobalOption(options)`: `max-concurrent-downloads` (the manager's limit,
     /// saved), `max-overall-download-limit` and the defaults of new downloads' `split`,
-    /// `max-connection-per-server`, `max-download-limit`.
+    /// `max-connection-per-server`, `max-download-limit`. Other names are ignored, as in aria2,
+    /// except a `dir` other than the download root (refused).
     func changeGlobalOption(_ params: RPCParameters) throws(RPCError) -> JSONValue {
         guard params[0] != nil else { throw RPCError.missing(at: 0) }
-        if case .object(let members) = params[0] {
-            for name in members.keys where !DownloadOptions.global.contains(name) {
-                throw RPCError("Option \(name) cannot be changed here.")
-            }
+        if case .object(let members) = params[0], case .string(let dir) = members["dir"] {
+            try checkDirectory(dir)
         }
         var changes = try DownloadOptions.parse(params[0], allowed: DownloadOptions.global, position: 0)
         if let count = changes.values.removeValue(forKey: "max-concurrent-downloads").flatMap({ Int($0) }) {

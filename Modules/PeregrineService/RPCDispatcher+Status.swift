@@ -158,13 +158,20 @@ extension RPCDispatcher {
     /// trash is not listed (see `peregrine.listTrash`).
     func tellStopped(_ params: RPCParameters) throws(RPCError) -> JSONValue {
         let (offset, num, keys) = try pageParameters(params)
+        // Ordered first, materialised only for the page: a long list costs no status objects.
         let page = Pagination.page(stoppedEntries(), offset: offset, num: num)
-        return .array(page.map { Self.filter($0, keys: keys) })
+        return .array(
+            page.map { entry in
+                switch entry {
+                case .task(let gid, let url): Self.filter(statusObject(gid: gid, url: url), keys: keys)
+                case .removed(let gid): Self.filter(state.withLock { $0.removed[gid]?.status } ?? [:], keys: keys)
+                }
+            })
     }
 
-    /// Every stopped download's status object, in stop order.
-    func stoppedEntries() -> [[String: JSONValue]] {
-        var entries: [(order: UInt64, date: Date, object: [String: JSONValue])] = []
+    /// Every stopped download, in stop order.
+    func stoppedEntries() -> [Target] {
+        var entries: [(order: UInt64, date: Date, gid: GID, target: Target)] = []
         // A task in the trash reads as removed in tellStatus but is listed by peregrine.listTrash,
         // not here: purging results never empties the trash.
         for snapshot in manager.engine.tasks() {
@@ -173,11 +180,12 @@ extension RPCDispatcher {
             let gid = gid(of: snapshot.urlString)
             let order = state.withLock { $0.stopOrder[gid] } ?? 0
             let date = snapshot.record.finishedAt ?? snapshot.record.addedAt
-            entries.append((order, date, statusObject(gid: gid, url: snapshot.urlString)))
+            entries.append((order, date, gid, .task(gid, snapshot.urlString)))
         }
-        let removed = state.withLock { Array($0.removed.values) }
-        for entry in removed { entries.append((entry.order, .distantFuture, entry.status)) }
-        return entries.sorted { ($0.order, $0.date) < ($1.order, $1.date) }.map(\.object)
+        let removed = state.withLock { $0.removed.map { ($0.value.order, $0.key) } }
+        for (order, gid) in removed { entries.append((order, .distantFuture, gid, .removed(gid))) }
+        // The GID breaks ties (tasks finished in the same instant), so the order is stable.
+        return entries.sorted { ($0.order, $0.date, $0.gid) < ($1.order, $1.date, $1.gid) }.map(\.target)
     }
 
     private func pageParameters(_ params: RPCParameters) throws(RPCError) -> (Int, Int, [String]?) {

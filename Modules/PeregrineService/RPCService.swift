@@ -55,7 +55,7 @@ public final class RPCService: Service, Sendable {
         let application = Application(
             router: makeRouter(),
             server: .http1WebSocketUpgrade(
-                webSocketRouter: makeRouter(),
+                webSocketRouter: makeWebSocketRouter(),
                 configuration: .init(ws: .init(maxFrameSize: configuration.limits.maxRequestBytes))),
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port), serverName: nil),
@@ -75,8 +75,10 @@ public final class RPCService: Service, Sendable {
         groupConfiguration.maximumGracefulShutdownDuration = .seconds(1)
         let group = ServiceGroup(configuration: groupConfiguration)
         let hub = self.hub
+        let onStopping = configuration.onStopping
         let trigger: @Sendable () -> Void = {
-            hub.close()
+            // Called by a signal, a client or both: the hub closes once, the hook runs once.
+            if hub.close() { onStopping?() }
             Task { await group.triggerGracefulShutdown() }
         }
         let alreadyRequested = shutdown.withLock { state in
@@ -117,11 +119,11 @@ public final class RPCService: Service, Sendable {
 
     // MARK: Routes
 
+    /// The router of plain HTTP requests: `POST /jsonrpc`, its CORS preflight, thumbnails.
     private func makeRouter() -> Router<BasicWebSocketRequestContext> {
         let router = Router(context: BasicWebSocketRequestContext.self)
         let dispatcher = self.dispatcher
         let configuration = self.configuration
-        let hub = self.hub
         router.post("/jsonrpc") { request, _ -> Response in
             if let refusal = Self.refuseForeignOrigin(request, configuration) { return refusal }
             let body: ByteBuffer
@@ -166,6 +168,15 @@ public final class RPCService: Service, Sendable {
             return Response(
                 status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: thumbnail.data)))
         }
+        return router
+    }
+
+    /// The router of WebSocket upgrades: `/jsonrpc` only.
+    private func makeWebSocketRouter() -> Router<BasicWebSocketRequestContext> {
+        let router = Router(context: BasicWebSocketRequestContext.self)
+        let dispatcher = self.dispatcher
+        let configuration = self.configuration
+        let hub = self.hub
         router.ws("/jsonrpc") { request, _ in
             guard Self.refuseForeignOrigin(request, configuration) == nil else { return .dontUpgrade }
             return .upgrade([:])

@@ -23,13 +23,17 @@ public struct RPCServiceConfiguration: Sendable {
     public var requestTable: TaskRequestTable?
     /// Called once the server listens, with its port (the daemon tells systemd it is ready).
     public var onListening: (@Sendable (Int) -> Void)?
+    /// Called once when the shutdown begins (the daemon tells systemd it is stopping).
+    public var onStopping: (@Sendable () -> Void)?
 
     /// Creates a configuration.
     public init(
         host: String = "127.0.0.1", port: Int = 6800, secret: SecretToken? = nil, allowOriginAll: Bool = false,
         limits: RPCLimits = RPCLimits(), version: String = "0.2.0", resumesUnfinishedDownloads: Bool = true,
-        requestTable: TaskRequestTable? = nil, onListening: (@Sendable (Int) -> Void)? = nil
+        requestTable: TaskRequestTable? = nil, onListening: (@Sendable (Int) -> Void)? = nil,
+        onStopping: (@Sendable () -> Void)? = nil
     ) {
+        self.onStopping = onStopping
         self.host = host
         self.port = port
         self.secret = secret

@@ -16,13 +16,14 @@ final class DaemonProcess: @unchecked Sendable {
 
     /// Starts `executable` with `arguments` (where `{port}` is replaced by a free port) and
     /// waits until the port accepts connections (at most 60 s).
-    init(_ executable: String, _ arguments: [String], log: String) async throws {
+    init(_ executable: String, _ arguments: [String], log: String, environment: [String: String] = [:]) async throws {
         let picked = try FreePort.pick()
         port = picked
         self.log = log
         _ = FileManager.default.createFile(atPath: log, contents: nil)
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments.map { $0.replacingOccurrences(of: "{port}", with: String(picked)) }
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle(forWritingAtPath: log)
         try process.run()

@@ -214,6 +214,118 @@ import Testing
         #expect(unreachable.status == 2, "\(unreachable.errorText)")
     }
 
+    /// `peregrine watch --json` prints the service's notifications as they come, and ends
+    /// with the service.
+    @Test func watchFollowsNotificationsUntilTheServiceStops() async throws {
+        let tool = try #require(Self.peregrine, "no peregrine binary beside the tests: build with --build-tests")
+        let (nginx, scratch) = try await ServiceRig.makeServer()
+        defer {
+            nginx.stop()
+            scratch.remove()
+        }
+        try serve(nginx, "/w.bin", count: 64_000, seed: 60)
+        let daemon = try await DaemonProcess(
+            tool,
+            [
+                "daemon", "--dir", scratch.path("downloads"), "--state", scratch.path("state"), "--rpc-listen-port",
+                "{port}", "--rpc-secret", "watch-secret",
+            ], log: scratch.path("daemon.log"))
+        defer { daemon.stop() }
+        let watch = Process()
+        watch.executableURL = URL(fileURLWithPath: tool)
+        watch.arguments = [
+            "watch", "--json", "--quiet", "--rpc", "http://127.0.0.1:\(daemon.port)/jsonrpc", "--rpc-secret",
+            "watch-secret",
+        ]
+        let output = Pipe()
+        watch.standardOutput = output
+        watch.standardError = FileHandle.nullDevice
+        try watch.run()
+        // A bound: a watch that never prints is killed, which ends its output.
+        let guardrail = Task {
+            try await Task.sleep(for: .seconds(60))
+            watch.terminate()
+        }
+        defer { guardrail.cancel() }
+        // The watch's first line says it listens: add only then, so that no notification is missed.
+        let reader = output.fileHandleForReading
+        let first = try await onOwnThread { () -> String in
+            var text = ""
+            while !text.contains("\n") {
+                let data = reader.availableData
+                if data.isEmpty { break }
+                text += String(decoding: data, as: UTF8.self)
+            }
+            return text
+        }
+        #expect(first == #"{"event":"connected"}"# + "\n")
+        let added = try await daemon.call("aria2.addUri", "\"token:watch-secret\", [\"\(nginx.httpURL("/w.bin"))\"]")
+        let gid = try #require(added["result"] as? String, "\(added)")
+        let lines = try await onOwnThread { () -> [String] in
+            var text = ""
+            while !text.contains("\"event\":\"complete\"") {
+                let data = reader.availableData
+                if data.isEmpty { break }
+                text += String(decoding: data, as: UTF8.self)
+            }
+            return text.split(separator: "\n").map(String.init)
+        }
+        let complete = try #require(lines.first { $0.contains("\"complete\"") }, "\(lines)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(complete.utf8)) as? [String: String])
+        #expect(object["gid"] == gid)
+        #expect(object["path"] == scratch.path("downloads") + "/w.bin")
+        #expect(!lines.contains { $0.contains("progress") }, "--quiet printed progress: \(lines)")
+        #expect(await daemon.signal(SIGTERM) == 0)
+        let status = try await onOwnThread { () -> Int32 in
+            watch.waitUntilExit()
+            return watch.terminationStatus
+        }
+        #expect(status == 0)
+    }
+
+    /// Under systemd (`Type=notify`) the daemon reports READY=1 once it listens and
+    /// STOPPING=1 when SIGTERM begins its shutdown.
+    @Test func theDaemonNotifiesSystemdOfReadinessAndStopping() async throws {
+        let tool = try #require(Self.peregrine, "no peregrine binary beside the tests: build with --build-tests")
+        let scratch = try TemporaryDirectory(prefix: "peregrine-notify")
+        defer { scratch.remove() }
+        let path = scratch.path("notify.sock")
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        try #require(fd >= 0)
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            for (index, byte) in path.utf8.enumerated() { buffer[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        try #require(bound == 0)
+        var timeout = timeval(tv_sec: 60, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let daemon = try await DaemonProcess(
+            tool,
+            [
+                "daemon", "--dir", scratch.path("downloads"), "--state", scratch.path("state"), "--rpc-listen-port",
+                "{port}",
+            ],
+            log: scratch.path("daemon.log"), environment: ["NOTIFY_SOCKET": path])
+        defer { daemon.stop() }
+        func receive() async throws -> String {
+            try await onOwnThread { () -> String in
+                var bytes = [UInt8](repeating: 0, count: 4096)
+                let count = bytes.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                return count > 0 ? String(decoding: bytes[0..<count], as: UTF8.self) : ""
+            }
+        }
+        #expect(try await receive() == "READY=1\nSTATUS=listening on port \(daemon.port)")
+        #expect(await daemon.signal(SIGTERM) == 0)
+        #expect(try await receive() == "STOPPING=1")
+    }
+
     @discardableResult
     private func serve(_ server: NginxServer, _ path: String, count: Int, seed: UInt64) throws -> String {
         var random = SeededRandom(seed: seed)
