@@ -27,6 +27,7 @@ let libraries = [
     "PeregrineSorting",
     "PeregrineThumbnails",
     "PeregrineAuth",
+    "PeregrineChecksums",
     "PeregrineVerification",
     "PeregrineEngine",
     "Peregrine",
@@ -81,20 +82,22 @@ let package = Package(
         .systemLibrary(name: "CPNG", path: "Modules/CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         module("PeregrineAuth", dependencies: ["PeregrineCore", "PeregrineTransport", "PeregrineVerification"]),
 
-        // Verification through OpenSSL's EVP interface.
+        // Checksums: value types, checksum files and hashing beside a transfer, over a digest
+        // protocol; no C. Verification: that protocol over OpenSSL's EVP interface.
+        module("PeregrineChecksums", dependencies: ["PeregrineCore", "PeregrineTransport"]),
         .systemLibrary(
             name: "COpenSSL",
             path: "Modules/COpenSSL",
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
-        module("PeregrineVerification", dependencies: ["PeregrineCore", "PeregrineTransport", "COpenSSL"]),
+        module("PeregrineVerification", dependencies: ["PeregrineChecksums", "PeregrineTransport", "COpenSSL"]),
 
         // The scheduler and the facade.
         // Every dependency is imported: the engine knows no store, no authentication.
         module(
             "PeregrineEngine",
-            dependencies: ["PeregrineCore", "PeregrineTransport", "PeregrineVerification", logging]
+            dependencies: ["PeregrineCore", "PeregrineTransport", "PeregrineChecksums", logging]
         ),
         module(
             "Peregrine",
@@ -192,7 +195,7 @@ let package = Package(
             "PeregrineEngineTests",
             dependencies: [
                 "PeregrineEngine", "PeregrineCore", "PeregrineTransport", "PeregrineMockTransport",
-                "PeregrineCurlTransport", "TestSupport",
+                "PeregrineCurlTransport", "PeregrineVerification", "TestSupport",
             ]
         ),
         tests(

@@ -1,5 +1,6 @@
 import Logging
 import PeregrineCurlTransport
+import PeregrineVerification
 import Synchronization
 
 #if canImport(FoundationEssentials)
@@ -188,7 +189,7 @@ public final class DownloadManager: Sendable {
             hiddenFileExtension: configuration.hiddenFileExtension, conflictPolicy: configuration.conflictPolicy,
             checkpoint: configuration.checkpoint, clock: configuration.clock,
             requestAdapter: configuration.requestAdapter, retryPolicy: configuration.retryPolicy,
-            verifier: configuration.verifier, recordObserver: core, eventObserver: core,
+            verifier: configuration.verifier, digests: OpenSSLDigests(), recordObserver: core, eventObserver: core,
             fileKindClassifier: configuration.thumbnails.classifier.classify, logger: configuration.logger,
             verifiesChecksums: configuration.verifiesChecksums, verificationRetry: configuration.verificationRetry,
             segmentation: configuration.segmentation)

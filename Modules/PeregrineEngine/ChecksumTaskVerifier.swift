@@ -1,6 +1,6 @@
 import PeregrineCore
 import PeregrineTransport
-import PeregrineVerification
+import PeregrineChecksums
 
 #if canImport(Glibc)
     import Glibc
@@ -10,8 +10,8 @@ import PeregrineVerification
     import Darwin
 #endif
 
-/// The engine's checksum verification: hashes a task's bytes with OpenSSL while they are
-/// written, and compares the digest with the task's checksum (`sha256=…`, see
+/// The engine's checksum verification: hashes a task's bytes (with a ``DigestProvider``, such
+/// as `PeregrineVerification`'s `OpenSSLDigests`) while they are written, and compares the digest with the task's checksum (`sha256=…`, see
 /// `Checksum(parsing:)`) before the file is renamed into place.
 ///
 /// A transfer's file sink is wrapped in a ``HashingSink``, which hashes on a queue of its own
@@ -22,16 +22,21 @@ import PeregrineVerification
 /// contiguously, the verdict reads the finished temporary file instead (a second pass, never
 /// a wrong answer).
 ///
-/// The engine uses it by default for tasks that carry a checksum
-/// (``DownloadEngine/Configuration/verifiesChecksums``); tasks without one are not wrapped.
+/// The engine uses it for tasks that carry a checksum when its configuration has
+/// ``DownloadEngine/Configuration/digests`` (see ``DownloadEngine/Configuration/verifiesChecksums``);
+/// tasks without one are not wrapped.
 /// Stateless: one value serves every task, from any thread.
 public struct ChecksumTaskVerifier: TaskFileVerifier {
     /// The hashing sink's buffering.
     public var options: HashingSink.Options
+    /// What computes the digests.
+    public var digests: any DigestProvider
 
-    /// Creates a verifier; `options` sets the hashing sink's buffers (four of 1 MiB by default).
-    public init(options: HashingSink.Options = HashingSink.Options()) {
+    /// Creates a verifier that hashes with `digests`; `options` sets the hashing sink's buffers
+    /// (four of 1 MiB by default).
+    public init(options: HashingSink.Options = HashingSink.Options(), digests: any DigestProvider) {
         self.options = options
+        self.digests = digests
     }
 
     public func validate(checksum specification: String) throws(VerificationError) {
@@ -40,7 +45,7 @@ public struct ChecksumTaskVerifier: TaskFileVerifier {
 
     public func sink(wrapping sink: any TransferSink, for task: TaskContext) -> any TransferSink {
         guard let specification = task.checksum, let expected = try? Checksum(parsing: specification),
-            let hashing = try? HashingSink(expected.algorithm, wrapping: sink, options: options)
+            let hashing = try? HashingSink(expected.algorithm, wrapping: sink, options: options, digests: digests)
         else { return sink }
         if task.startOffset > 0 {
             // Failing here invalidates the sink; the verdict then reads the whole file.
@@ -70,11 +75,10 @@ public struct ChecksumTaskVerifier: TaskFileVerifier {
                 // Nothing was written: an empty body creates no temporary file.
                 result = try VerificationResult(
                     expected: expected,
-                    actual: Checksum(
-                        expected.algorithm, digest: StreamingHasher.digest(expected.algorithm, of: [UInt8]())))
+                    actual: Checksum(expected.algorithm, digest: digests.digest(expected.algorithm, of: [UInt8]())))
             } else {
                 // Not hashed while downloading (or not contiguously): read the file once.
-                result = try FileVerifier().verify(fileAt: task.temporaryFilePath, against: expected)
+                result = try FileVerifier(digests: digests).verify(fileAt: task.temporaryFilePath, against: expected)
             }
         } catch {
             return TaskFileVerdict(

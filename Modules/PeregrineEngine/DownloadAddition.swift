@@ -1,5 +1,5 @@
 import PeregrineCore
-import PeregrineVerification
+import PeregrineChecksums
 
 /// What ``DownloadEngine/download(_:in:completion:)`` did with each URL: added, a duplicate of
 /// a task already there (or earlier in the same call), or invalid. Rejected URLs changed nothing.

@@ -1,5 +1,5 @@
 import PeregrineCore
-import PeregrineVerification
+import PeregrineChecksums
 
 extension DownloadEngine {
     // MARK: Adding
@@ -90,6 +90,12 @@ extension DownloadEngine {
 
     /// Why an item's checksum (or checksum URL) cannot be used, if it cannot.
     private func checksumError(of item: DownloadItem) -> VerificationError? {
+        if verifier == nil, configuration.verifiesChecksums, item.checksum != nil || item.checksumURL != nil {
+            return VerificationError(
+                .unsupportedAlgorithm,
+                "this engine cannot check checksums: give its configuration `digests` (OpenSSLDigests() from "
+                    + "PeregrineVerification) or a verifier, or turn verifiesChecksums off to keep them unchecked")
+        }
         if let specification = item.checksum {
             do throws(VerificationError) {
                 try verifier?.validate(checksum: specification)

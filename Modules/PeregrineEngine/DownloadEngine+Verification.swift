@@ -1,7 +1,7 @@
 import Dispatch
 import PeregrineCore
 import PeregrineTransport
-import PeregrineVerification
+import PeregrineChecksums
 
 extension DownloadEngine {
     /// The most bytes a checksum file may have: 1 MiB, far more than any `SHA256SUMS`.
@@ -27,6 +27,11 @@ extension DownloadEngine {
     ///   without a checksum, ``VerificationError/Code/unreadableFile`` for a file gone or
     ///   unreadable, a checksum parsing code for a stored checksum that cannot be read.
     public func verifyTasks(_ urlStrings: [String]) async -> [String: Result<VerificationResult, VerificationError>] {
+        guard let digests = configuration.digests else {
+            let error = VerificationError(
+                .unsupportedAlgorithm, "this engine has no digest provider (its configuration's `digests`)")
+            return Dictionary(urlStrings.map { ($0, .failure(error)) }, uniquingKeysWith: { first, _ in first })
+        }
         let jobs = state.withLock { state in
             urlStrings.map { key -> (String, Result<(path: String, checksum: Checksum), VerificationError>) in
                 guard let entry = state.tasks[key] else {
@@ -51,7 +56,7 @@ extension DownloadEngine {
             (continuation: CheckedContinuation<[String: Result<VerificationResult, VerificationError>], Never>) in
             DispatchQueue.global(qos: .utility).async {
                 var results: [String: Result<VerificationResult, VerificationError>] = [:]
-                let verifier = FileVerifier()
+                let verifier = FileVerifier(digests: digests)
                 for (key, job) in jobs {
                     switch job {
                     case .failure(let error):

@@ -2,7 +2,7 @@ import Dispatch
 import Logging
 import PeregrineCore
 import PeregrineTransport
-import PeregrineVerification
+import PeregrineChecksums
 import Synchronization
 
 #if canImport(FoundationEssentials)
@@ -55,7 +55,9 @@ public final class DownloadEngine: Sendable {
         directory = try DownloadDirectory(path: configuration.directory)
         self.transport = transport
         self.configuration = configuration
-        verifier = configuration.verifier ?? (configuration.verifiesChecksums ? ChecksumTaskVerifier() : nil)
+        verifier =
+            configuration.verifier
+            ?? (configuration.verifiesChecksums ? configuration.digests.map { ChecksumTaskVerifier(digests: $0) } : nil)
         finishing =
             transport.eventsShareOneThread
             ? BlockingWorkPool(maxThreads: Self.finishingThreads) : nil

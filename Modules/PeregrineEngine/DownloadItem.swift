@@ -1,4 +1,4 @@
-import PeregrineVerification
+import PeregrineChecksums
 
 /// One download to add, with what the caller knows about it beyond the URL.
 public struct DownloadItem: Sendable, Hashable, ExpressibleByStringLiteral {

@@ -1,5 +1,5 @@
 import PeregrineCore
-import PeregrineVerification
+import PeregrineChecksums
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials

@@ -1,6 +1,6 @@
 import Logging
 import PeregrineCore
-import PeregrineVerification
+import PeregrineChecksums
 
 extension DownloadEngine {
     /// How an engine works. The options SDEDownloadManager lets an app change at any time
@@ -42,9 +42,15 @@ extension DownloadEngine {
         /// Verifies finished files before they are renamed into place; nil for the engine's
         /// own checksum verification (see ``verifiesChecksums``).
         public var verifier: (any TaskFileVerifier)?
-        /// Whether tasks that carry a checksum are verified with a ``ChecksumTaskVerifier``
-        /// (hashed while downloading) when no ``verifier`` is set. True by default; off, checksums
-        /// are kept but not checked.
+        /// What computes digests for the engine's own checksum verification and for
+        /// ``DownloadEngine/verifyTasks(_:)``: `OpenSSLDigests()` from `PeregrineVerification`,
+        /// say. Nil by default, so that the engine alone links no hashing library; an engine
+        /// without digests and without a ``verifier`` refuses tasks that carry a checksum
+        /// (unless ``verifiesChecksums`` is off) rather than leave them unchecked.
+        public var digests: (any DigestProvider)?
+        /// Whether tasks that carry a checksum are verified with a ``ChecksumTaskVerifier`` on
+        /// ``digests`` (hashed while downloading) when no ``verifier`` is set. True by default;
+        /// off, checksums are kept but not checked.
         public var verifiesChecksums: Bool
         /// What a checksum mismatch leads to: Reed's rule by default — up to 3 downloads from
         /// zero, then `failed(.verification)` with the last file kept aside as `NAME.mismatch`.
@@ -77,6 +83,7 @@ extension DownloadEngine {
             requestAdapter: (any RequestAdapter)? = nil,
             retryPolicy: (any RetryPolicy)? = nil,
             verifier: (any TaskFileVerifier)? = nil,
+            digests: (any DigestProvider)? = nil,
             recordObserver: (any TaskRecordObserver)? = nil,
             eventObserver: (any EngineEventObserver)? = nil,
             fileKindClassifier: @escaping FileKindClassifier = { _, _ in .other },
@@ -102,6 +109,7 @@ extension DownloadEngine {
             self.requestAdapter = requestAdapter
             self.retryPolicy = retryPolicy
             self.verifier = verifier
+            self.digests = digests
             self.recordObserver = recordObserver
             self.eventObserver = eventObserver
             self.fileKindClassifier = fileKindClassifier

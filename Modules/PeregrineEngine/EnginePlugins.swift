@@ -1,6 +1,6 @@
 import PeregrineCore
 import PeregrineTransport
-import PeregrineVerification
+import PeregrineChecksums
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials

@@ -1,6 +1,6 @@
 import PeregrineCore
 import PeregrineTransport
-import PeregrineVerification
+import PeregrineChecksums
 import Synchronization
 
 /// One transfer of a task, from its start to its completion event.

@@ -61,19 +61,6 @@ public struct StreamingHasher: ~Copyable {
     }
 }
 
-extension Sequence<UInt8> {
-    /// Lower-case hexadecimal digits.
-    public var hexString: String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text = [UInt8]()
-        for byte in self {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: text, as: UTF8.self)
-    }
-}
-
 enum OpenSSLLibrary {
     /// Initialises libcrypto once, without an exit handler that could race threads still hashing.
     static func initializeOnce() { _ = initialized }

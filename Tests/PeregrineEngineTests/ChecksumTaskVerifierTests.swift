@@ -26,7 +26,7 @@ struct ChecksumTaskVerifierTests {
     @Test func aTaskWithoutAChecksumIsNotWrapped() throws {
         let scratch = try TemporaryDirectory(prefix: "peregrine-checksum-verifier")
         defer { scratch.remove() }
-        let verifier = ChecksumTaskVerifier()
+        let verifier = ChecksumTaskVerifier(digests: OpenSSLDigests())
         let sink = MemorySink()
         let context = try Self.context(scratch.path("f.part"), checksum: nil)
         #expect(verifier.sink(wrapping: sink, for: context) === sink)
@@ -40,7 +40,7 @@ struct ChecksumTaskVerifierTests {
         let half = 123_457
         try Data(Self.bytes[..<half]).write(to: URL(fileURLWithPath: path))
         let expected = try Checksum(.sha256, digest: StreamingHasher.digest(.sha256, of: Self.bytes))
-        let verifier = ChecksumTaskVerifier(options: .init(bufferCapacity: 10_000, bufferCount: 2))
+        let verifier = ChecksumTaskVerifier(options: .init(bufferCapacity: 10_000, bufferCount: 2), digests: OpenSSLDigests())
         let context = try Self.context(path, checksum: expected.description, startOffset: Int64(half))
         let wrapped = verifier.sink(wrapping: DiscardingSink(), for: context)
         let hashing = try #require(wrapped as? HashingSink)
@@ -58,7 +58,7 @@ struct ChecksumTaskVerifierTests {
         partial[10] ^= 0x40
         try Data(partial).write(to: URL(fileURLWithPath: path))
         let expected = try Checksum(.sha256, digest: StreamingHasher.digest(.sha256, of: Self.bytes))
-        let verifier = ChecksumTaskVerifier()
+        let verifier = ChecksumTaskVerifier(digests: OpenSSLDigests())
         let context = try Self.context(path, checksum: expected.description, startOffset: 1000)
         let wrapped = verifier.sink(wrapping: DiscardingSink(), for: context)
         try Self.write(Self.bytes[1000...], to: wrapped, at: 1000)
@@ -75,7 +75,7 @@ struct ChecksumTaskVerifierTests {
         let path = scratch.path("f.part")
         try Data(Self.bytes).write(to: URL(fileURLWithPath: path))
         let expected = try Checksum(.md5, digest: StreamingHasher.digest(.md5, of: Self.bytes))
-        let verifier = ChecksumTaskVerifier()
+        let verifier = ChecksumTaskVerifier(digests: OpenSSLDigests())
         let context = try Self.context(path, checksum: expected.description)
         let wrapped = verifier.sink(wrapping: DiscardingSink(), for: context)
         // Out of order: the streamed digest is void, the file on disk is complete.
@@ -85,7 +85,7 @@ struct ChecksumTaskVerifierTests {
     }
 
     @Test func specificationsAreValidatedAsChecksums() {
-        let verifier = ChecksumTaskVerifier()
+        let verifier = ChecksumTaskVerifier(digests: OpenSSLDigests())
         #expect(throws: VerificationError.self) { try verifier.validate(checksum: "crc32=00000000") }
         #expect(throws: Never.self) {
             try verifier.validate(checksum: "md5=D41D8CD98F00B204E9800998ECF8427E")

@@ -3,6 +3,7 @@ import PeregrineCore
 import PeregrineEngine
 import PeregrineMockTransport
 import PeregrineTransport
+import PeregrineVerification
 import Synchronization
 import TestSupport
 import Testing
@@ -32,7 +33,8 @@ final class EngineHarness: Sendable {
             directory: scratch.path("downloads"),
             clock: EngineClock(
                 now: { transport.now.offset }, date: { EngineHarness.date },
-                schedule: { transport.schedule(after: $0, $1) }))
+                schedule: { transport.schedule(after: $0, $1) }),
+            digests: OpenSSLDigests())
         configure(&configuration)
         engine = try DownloadEngine(transport: transport, configuration: configuration)
         recorder = EventRecorder(engine)

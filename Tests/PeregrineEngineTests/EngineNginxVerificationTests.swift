@@ -32,7 +32,7 @@ struct EngineNginxVerificationTests {
         let transport = CurlTransport()
         defer { transport.shutdown() }
         let engine = try DownloadEngine(
-            transport: transport, configuration: .init(directory: scratch.path("downloads")))
+            transport: transport, configuration: .init(directory: scratch.path("downloads"), digests: OpenSSLDigests()))
         let recorder = EventRecorder(engine)
 
         let a = server.httpURL("/a.bin")
@@ -66,7 +66,8 @@ struct EngineNginxVerificationTests {
         defer { transport.shutdown() }
         let engine = try DownloadEngine(
             transport: transport,
-            configuration: .init(directory: scratch.path("downloads"), verificationRetry: .init(maxAttempts: 2)))
+            configuration: .init(
+                directory: scratch.path("downloads"), digests: OpenSSLDigests(), verificationRetry: .init(maxAttempts: 2)))
         let recorder = EventRecorder(engine)
 
         let url = server.httpURL("/c.bin")
@@ -106,7 +107,8 @@ struct EngineNginxVerificationTests {
             transport: transport,
             configuration: .init(
                 directory: scratch.path("downloads"), pauseDownloadBySuspendingSessionTask: false,
-                checkpoint: CheckpointPolicy(interval: .milliseconds(100)), verificationRetry: .never))
+                checkpoint: CheckpointPolicy(interval: .milliseconds(100)), digests: OpenSSLDigests(),
+                verificationRetry: .never))
         let recorder = EventRecorder(engine)
         let url = server.httpURL("/big.bin")
         engine.download([DownloadItem(url, checksum: "sha256=" + served[0])])

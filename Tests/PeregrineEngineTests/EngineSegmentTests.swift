@@ -222,7 +222,7 @@ struct EngineSegmentTests {
     }
 
     @Test func aSegmentedFileIsVerifiedAfterItsPiecesArrived() throws {
-        let h = try Self.harness(connections: 4) { $0.verifier = ChecksumTaskVerifier() }
+        let h = try Self.harness(connections: 4) { $0.verifier = ChecksumTaskVerifier(digests: OpenSSLDigests()) }
         let body = MockBody.generated(seed: 18, count: 6 * Self.mebibyte)
         h.server.setRoute(
             .file(body, entityTag: .fixed("\"h\"")).throttled(toBytesPerSecond: 1 << 20), for: "/hashed.bin")

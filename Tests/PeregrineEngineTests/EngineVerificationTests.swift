@@ -4,6 +4,7 @@ import PeregrineEngine
 import PeregrineMockTransport
 import PeregrineTransport
 import PeregrineVerification
+import Synchronization
 import Testing
 
 /// Checksums while downloading, on the manual mock transport: the verdict, mismatched files
@@ -270,6 +271,42 @@ struct EngineVerificationTests {
         #expect(h.engine.verificationResult(ofTask: url) == .unverified)
     }
 
+    @Test func anEngineWithoutDigestsRefusesChecksumsItCannotCheck() async throws {
+        let h = try EngineHarness { $0.digests = nil }
+        h.serve("/f.bin", count: 10)
+        h.serve("/g.bin", count: 10)
+        let checked = h.url("/f.bin")
+        let plain = h.url("/g.bin")
+        let sums = DownloadItem(h.url("/h.bin"), checksumURL: h.url("/SHA256SUMS"))
+        let result = h.engine.download([
+            DownloadItem(checked, checksum: "sha256=" + String(repeating: "0", count: 64)), DownloadItem(plain), sums,
+        ])
+        #expect(result.added == [plain])
+        #expect(result.invalidChecksums.map(\.urlString) == [checked, sums.urlString])
+        #expect(result.invalidChecksums.allSatisfy { $0.error.code == .unsupportedAlgorithm })
+        #expect(result.invalidChecksums.first?.error.message.contains("digests") == true)
+        h.runUntilIdle()
+        #expect(h.engine.state(ofTask: plain) == .finished)
+        let verified = await h.engine.verifyTasks([plain])
+        guard case .failure(let error) = verified[plain] else {
+            Issue.record("verifyTasks without digests gave \(String(describing: verified[plain]))")
+            return
+        }
+        #expect(error.code == .unsupportedAlgorithm)
+    }
+
+    @Test func theConfiguredDigestProviderHashesTheDownload() throws {
+        let provider = CountingDigests()
+        let h = try EngineHarness { $0.digests = provider }
+        let body = h.serve("/f.bin", count: 300_000)
+        let url = h.url("/f.bin")
+        let checksum = "sha256=" + (try OpenSSLDigests().digest(.sha256, of: body.bytes(in: 0..<300_000))).hexString
+        #expect(h.engine.download([DownloadItem(url, checksum: checksum)]).added == [url])
+        h.runUntilIdle()
+        #expect(h.engine.verificationResult(ofTask: url) == .verified)
+        #expect(provider.hashedBytes.withLock { $0 } == 300_000, "every byte went through the provider")
+    }
+
     @Test func aRecordWithoutTheVerificationFieldsStillDecodes() throws {
         let record = DownloadTaskRecord(
             urlString: "http://mock.test/a", state: .finished, temporaryFileName: ".p", checksum: "sha256=00",
@@ -286,5 +323,31 @@ struct EngineVerificationTests {
         #expect(old.verification == .unverified)
         #expect(old.checksumURL == nil)
         #expect(old.checksum == "sha256=00")
+    }
+}
+
+/// OpenSSL's digests, counting the bytes they hash.
+final class CountingDigests: DigestProvider {
+    let hashedBytes = Mutex(0)
+
+    func makeDigest(_ algorithm: DigestAlgorithm) throws(VerificationError) -> any IncrementalDigest {
+        Counting(inner: try OpenSSLDigests().makeDigest(algorithm), owner: self)
+    }
+
+    final class Counting: IncrementalDigest {
+        let inner: any IncrementalDigest
+        let owner: CountingDigests
+
+        init(inner: any IncrementalDigest, owner: CountingDigests) {
+            self.inner = inner
+            self.owner = owner
+        }
+
+        func update(_ bytes: UnsafeRawBufferPointer) {
+            owner.hashedBytes.withLock { $0 += bytes.count }
+            inner.update(bytes)
+        }
+
+        func finalize() -> [UInt8] { inner.finalize() }
     }
 }

@@ -1,5 +1,3 @@
-internal import COpenSSL
-
 /// Why a digest could not be computed, a checksum could not be read, or a file could not be verified.
 ///
 /// A struct with static codes (as in swift-nio's `FileSystemError`) so that the set can grow.
@@ -11,9 +9,9 @@ public struct VerificationError: Error, Sendable, Hashable, CustomStringConverti
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         let name: String
 
-        /// The algorithm is unknown or OpenSSL does not offer it.
+        /// The algorithm is unknown, or the digest provider does not offer it.
         public static let unsupportedAlgorithm = Code(name: "unsupported algorithm")
-        /// OpenSSL reported an error.
+        /// The digest provider (OpenSSL) reported an error.
         public static let openSSL = Code(name: "OpenSSL error")
         /// The file could not be opened or read.
         public static let unreadableFile = Code(name: "unreadable file")
@@ -63,17 +61,6 @@ public struct VerificationError: Error, Sendable, Hashable, CustomStringConverti
         self.code = code
         self.message = message.count > 500 ? String(message.prefix(500)) + "…" : message
         self.line = line
-    }
-
-    /// Creates an error and appends (and clears) OpenSSL's error queue of this thread.
-    static func fromOpenSSL(_ code: Code, _ message: String) -> VerificationError {
-        var reasons: [String] = []
-        while case let error = ERR_get_error(), error != 0 {
-            var text = [CChar](repeating: 0, count: 256)
-            ERR_error_string_n(error, &text, text.count)
-            reasons.append(String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
-        }
-        return VerificationError(code, reasons.isEmpty ? message : "\(message): \(reasons.joined(separator: "; "))")
     }
 
     /// `text` quoted for a message, cut to `limit` characters, with control characters escaped.

@@ -100,18 +100,20 @@ public final class HashingSink: @unchecked Sendable {
     private var filled = 0
     private var ring = 0
 
-    /// Creates a sink that hashes with `algorithm` and passes everything on to `downstream`.
+    /// Creates a sink that hashes with `algorithm`, computed by `digests`, and passes
+    /// everything on to `downstream`.
     ///
-    /// - Throws: ``VerificationError/Code/unsupportedAlgorithm`` when OpenSSL lacks the algorithm.
+    /// - Throws: ``VerificationError/Code/unsupportedAlgorithm`` when `digests` lacks the algorithm.
     public init(
         _ algorithm: DigestAlgorithm,
         downstream: Downstream,
-        options: Options = Options()
+        options: Options = Options(),
+        digests: any DigestProvider
     ) throws(VerificationError) {
         self.algorithm = algorithm
         self.options = options
         self.downstream = downstream
-        core = Core(hasher: try StreamingHasher(algorithm), options: options)
+        core = Core(hasher: try digests.makeDigest(algorithm), options: options)
     }
 
     deinit {
@@ -342,10 +344,10 @@ public final class HashingSink: @unchecked Sendable {
         let freeBuffers: DispatchSemaphore
         let state = Mutex(SharedState())
         private let readSize: Int
-        private var hasher: StreamingHasher?
+        private var hasher: (any IncrementalDigest)?
 
-        init(hasher: consuming StreamingHasher, options: Options) {
-            self.hasher = consume hasher
+        init(hasher: any IncrementalDigest, options: Options) {
+            self.hasher = hasher
             buffers = (0..<options.bufferCount).map { _ in
                 .allocate(byteCount: options.bufferCapacity, alignment: 64)
             }

@@ -18,10 +18,13 @@
 public struct FileVerifier: Sendable {
     /// The size of each read; 1 MiB by default, at least 4 KiB.
     public var bufferSize: Int
+    /// What computes the digests.
+    public var digests: any DigestProvider
 
-    /// Creates a verifier that reads `bufferSize` bytes at a time.
-    public init(bufferSize: Int = 1 << 20) {
+    /// Creates a verifier that reads `bufferSize` bytes at a time and hashes with `digests`.
+    public init(bufferSize: Int = 1 << 20, digests: any DigestProvider) {
         self.bufferSize = max(bufferSize, 4096)
+        self.digests = digests
     }
 
     /// Whether the file at `path` has the `expected` checksum.
@@ -61,7 +64,7 @@ public struct FileVerifier: Sendable {
     public func checksum(ofDescriptor descriptor: Int32, algorithm: DigestAlgorithm, name: String = "input")
         throws(VerificationError) -> Checksum
     {
-        var hasher = try StreamingHasher(algorithm)
+        let hasher = try digests.makeDigest(algorithm)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 4096)
         defer { buffer.deallocate() }
         while true {

@@ -12,7 +12,7 @@ public enum DigestAlgorithm: String, Sendable, Hashable, CaseIterable, CustomStr
     case blake2b512
 
     /// The name OpenSSL's `EVP_get_digestbyname` knows it by.
-    var openSSLName: String {
+    package var openSSLName: String {
         switch self {
         case .md5: "MD5"
         case .sha1: "SHA1"
