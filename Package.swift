@@ -22,6 +22,7 @@ let libraries = [
     "PeregrineCurlTransport",
     "PeregrineMockTransport",
     "PeregrineStorage",
+    "PeregrineJournal",
     "PeregrinePlistStorage",
     "PeregrineJSONStorage",
     "PeregrineSorting",
@@ -64,10 +65,12 @@ let package = Package(
         module("PeregrineCurlTransport", dependencies: ["PeregrineTransport", "CCurl", logging]),
         module("PeregrineMockTransport", dependencies: ["PeregrineTransport"]),
 
-        // Storage: the protocol and two backends.
+        // Storage: the protocol, its value types and the in-memory store; the journaled store
+        // engine (snapshot + journal, group commit, crash repair); its two record formats.
         module("PeregrineStorage", dependencies: ["PeregrineCore"]),
-        module("PeregrinePlistStorage", dependencies: ["PeregrineStorage"]),
-        module("PeregrineJSONStorage", dependencies: ["PeregrineStorage"]),
+        module("PeregrineJournal", dependencies: ["PeregrineCore", "PeregrineStorage"]),
+        module("PeregrinePlistStorage", dependencies: ["PeregrineJournal", "PeregrineStorage"]),
+        module("PeregrineJSONStorage", dependencies: ["PeregrineJournal", "PeregrineStorage"]),
 
         // The list model, thumbnails, authentication.
         module("PeregrineSorting", dependencies: ["PeregrineCore"]),
@@ -159,7 +162,9 @@ let package = Package(
         ),
         tests(
             "PeregrineVerificationTests",
-            dependencies: ["PeregrineVerification", "PeregrineCore", "PeregrineTransport", "TestSupport"]
+            dependencies: [
+                "PeregrineVerification", "PeregrineCore", "PeregrineEngine", "PeregrineTransport", "TestSupport",
+            ]
         ),
         tests(
             "PeregrineAuthTests",
@@ -172,7 +177,9 @@ let package = Package(
         tests(
             "PeregrineStorageTests",
             dependencies: [
-                "PeregrineStorage", "PeregrinePlistStorage", "PeregrineJSONStorage", "PeregrineCore", "TestSupport",
+                "PeregrineStorage", "PeregrineJournal", "PeregrinePlistStorage", "PeregrineJSONStorage",
+                "PeregrineCore",
+                "TestSupport",
             ]
         ),
         tests(
@@ -189,8 +196,8 @@ let package = Package(
                 "PeregrineService", "Peregrine", "PeregrineCore", "PeregrineCurlTransport", "TestSupport",
             ]
         ),
-        tests("PeregrineSortingTests", dependencies: ["PeregrineSorting", "PeregrineCore"]),
-        tests("PeregrineThumbnailsTests", dependencies: ["PeregrineThumbnails", "PeregrineCore"]),
+        tests("PeregrineSortingTests", dependencies: ["PeregrineSorting", "PeregrineCore", "TestSupport"]),
+        tests("PeregrineThumbnailsTests", dependencies: ["PeregrineThumbnails", "PeregrineCore", "TestSupport"]),
         tests(
             "PeregrineEngineTests",
             dependencies: [
@@ -208,7 +215,9 @@ let package = Package(
         tests(
             "IntegrationTests",
             dependencies: [
-                "PeregrineCore", "PeregrineTransport", "PeregrineCurlTransport", "PeregrineVerification", "TestSupport",
+                "PeregrineCore", "PeregrineTransport", "PeregrineCurlTransport", "PeregrineEngine",
+                "PeregrineVerification",
+                "TestSupport",
             ]
         ),
     ]

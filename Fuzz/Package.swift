@@ -22,6 +22,7 @@ let harnesses: [(name: String, dependencies: [Target.Dependency])] = [
         "FuzzStoreRecords",
         [
             .product(name: "PeregrineStorage", package: peregrine),
+            .product(name: "PeregrineJournal", package: peregrine),
             .product(name: "PeregrineJSONStorage", package: peregrine),
             .product(name: "PeregrinePlistStorage", package: peregrine),
         ]

@@ -1,6 +1,6 @@
+import PeregrineChecksums
 import PeregrineCore
 import PeregrineTransport
-import PeregrineChecksums
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -8,8 +8,10 @@ import PeregrineChecksums
     import Foundation
 #endif
 
-/// Changes each request before it is sent: credentials, trust policy, headers, timeouts,
-/// a rate limit. The seam where the authentication module plugs in.
+/// Changes each request before it is sent, per task: headers, a rate limit, timeouts, a trust
+/// policy. The download service's per-download options (`header`, `max-download-limit`) and
+/// `peregrine get`'s `--header` plug in here. Authentication does not: `PeregrineAuth` wraps
+/// the transport, because a challenge needs a second request the engine never sees.
 ///
 /// Called outside the engine's lock, on the thread that starts the transfer; must be quick
 /// and must not block on the engine.

@@ -1,3 +1,4 @@
+import PeregrineJournal
 import PeregrineStorage
 
 #if canImport(FoundationEssentials)

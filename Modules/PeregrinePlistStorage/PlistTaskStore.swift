@@ -1,3 +1,4 @@
+import PeregrineJournal
 @_exported import PeregrineStorage
 
 /// A ``TaskStore`` that keeps a manager's state as binary property lists.

@@ -1,6 +1,7 @@
 import Foundation
 import PeregrineCore
 import PeregrineCurlTransport
+import PeregrineEngine
 import PeregrineTransport
 import TestSupport
 import Testing

@@ -1,4 +1,5 @@
 import Foundation
+import PeregrineEngine
 import PeregrineTransport
 
 /// The engine's rule in small: download to a temporary file beside the destination and rename

@@ -1,4 +1,5 @@
 import PeregrineAuth
+import TestSupport
 import Testing
 
 /// Property-based fuzzing of the challenge parser, in CI: seeded generators of hostile values
@@ -13,7 +14,7 @@ struct ChallengeParserFuzzTests {
 
     @Test("hostile values never crash and yield bounded output or a typed error", arguments: seeds)
     func hostileValuesYieldBoundedOutputOrTypedErrors(seed: UInt64) {
-        var generator = SeededGenerator(seed: seed)
+        var generator = SeededRandom(seed: seed)
         let parser = AuthenticationChallengeParser(limits: limits)
         // A guard against a slow machine, not an assertion: the case count bounds the work.
         let deadline = ContinuousClock.now + .seconds(2)
@@ -30,7 +31,7 @@ struct ChallengeParserFuzzTests {
 
     @Test("several hostile fields are read independently", arguments: seeds)
     func hostileFieldListsStayBounded(seed: UInt64) {
-        var generator = SeededGenerator(seed: seed ^ 0xF1E1D5)
+        var generator = SeededRandom(seed: seed ^ 0xF1E1D5)
         let parser = AuthenticationChallengeParser(limits: limits)
         let deadline = ContinuousClock.now + .seconds(2)
         for _ in 0..<100 where ContinuousClock.now < deadline {
@@ -48,7 +49,7 @@ struct ChallengeParserFuzzTests {
 
     @Test("rendered challenges parse back to themselves", arguments: seeds)
     func renderedChallengesRoundTrip(seed: UInt64) throws {
-        var generator = SeededGenerator(seed: seed ^ 0xA11CE)
+        var generator = SeededRandom(seed: seed ^ 0xA11CE)
         let parser = AuthenticationChallengeParser(limits: limits)
         for _ in 0..<500 {
             let challenges = (0..<Int.random(in: 1...6, using: &generator)).map { _ in
@@ -136,7 +137,7 @@ enum HostileValues {
         return values
     }()
 
-    static func make(using generator: inout SeededGenerator) -> String {
+    static func make(using generator: inout SeededRandom) -> String {
         switch Int.random(in: 0..<8, using: &generator) {
         case 0:
             // Raw bytes, invalid UTF-8 included.
@@ -161,7 +162,7 @@ enum HostileValues {
         }
     }
 
-    static func mutate(_ text: String, using generator: inout SeededGenerator) -> String {
+    static func mutate(_ text: String, using generator: inout SeededRandom) -> String {
         var pieces = text.map { String($0) }
         for _ in 0..<Int.random(in: 1...6, using: &generator) where !pieces.isEmpty {
             let index = Int.random(in: 0..<pieces.count, using: &generator)
@@ -182,7 +183,7 @@ enum ValidChallenges {
     static let token68Characters = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~+/")
     static let textCharacters = Array("abc XYZ 019 ,=;:\"\\\t/äø€🦅'()<>@?{}[]")
 
-    static func make(using generator: inout SeededGenerator) -> AuthenticationChallenge {
+    static func make(using generator: inout SeededRandom) -> AuthenticationChallenge {
         let scheme = token(using: &generator)
         switch Int.random(in: 0..<4, using: &generator) {
         case 0:
@@ -214,7 +215,7 @@ enum ValidChallenges {
         }
     }
 
-    static func token(using generator: inout SeededGenerator) -> String {
+    static func token(using generator: inout SeededRandom) -> String {
         String(
             (0..<Int.random(in: 1...12, using: &generator)).map { _ in tokenCharacters.randomElement(using: &generator)!
             })

@@ -1,5 +1,6 @@
 import Foundation
 import PeregrineSorting
+import TestSupport
 import Testing
 
 @Suite struct CustomSortTests {
@@ -185,7 +186,7 @@ import Testing
 
     @Test func aRandomPredicateNeverLosesATask() throws {
         var (list, _) = try songList()
-        var generator = SplitMix64(seed: 7)
+        var generator = SeededRandom(seed: 7)
         let all = list.downloadTaskSet
         for _ in 0..<50 {
             _ = try? list.sortListBy(

@@ -1,6 +1,7 @@
 import Foundation
 import PeregrineCore
 import PeregrineSorting
+import TestSupport
 import Testing
 
 @Suite struct PredefinedSortTests {
@@ -242,7 +243,7 @@ import Testing
 
     @Test(arguments: [ListSortType.fileName, .fileSize, .fileType])
     func longNamesThatShareLongPrefixesSortExactly(type: ListSortType) throws {
-        var generator = SplitMix64(seed: 11)
+        var generator = SeededRandom(seed: 11)
         let stems = ["A very long shared prefix for every name", "a very long shared prefix", "Épisode", "IMG_"]
         let items = (0..<600).map { index in
             let stem = stems[Int.random(in: 0..<stems.count, using: &generator)]

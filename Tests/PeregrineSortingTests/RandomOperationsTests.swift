@@ -1,13 +1,14 @@
 import Foundation
 import PeregrineCore
 import PeregrineSorting
+import TestSupport
 import Testing
 
 /// 10 000 seeded random operations, good and bad, each checked against ``ReferenceList`` and
 /// against the list's own invariants, and each change played on the old view.
 @Suite struct RandomOperationsTests {
     struct Run {
-        var rng: SplitMix64
+        var rng: SeededRandom
         let clock = ManualClock(Fixtures.noon)
         var list: DownloadList
         var reference: ReferenceList
@@ -15,7 +16,7 @@ import Testing
         var failed = false
 
         init(seed: UInt64, type: ListSortType) {
-            rng = SplitMix64(seed: seed)
+            rng = SeededRandom(seed: seed)
             list = DownloadList(sortType: type, clock: clock.function, calendar: Fixtures.utc)
             reference = ReferenceList(type: type, calendar: Fixtures.utc)
         }

@@ -1,4 +1,5 @@
 import PeregrineJSONStorage
+import PeregrineJournal
 import PeregrinePlistStorage
 import PeregrineStorage
 import Synchronization

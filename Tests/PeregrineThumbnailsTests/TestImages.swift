@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import PeregrineThumbnails
@@ -95,21 +96,6 @@ final class Locked<Value: Sendable>: Sendable {
     func set(_ value: Value) { storage.withLock { $0 = value } }
 
     var value: Value? { storage.withLock { $0 } }
-}
-
-/// SplitMix64: a small seeded generator, so failures reproduce.
-struct SeededRandom: RandomNumberGenerator {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
 
 /// Awaits a value from a callback, failing after `seconds` instead of hanging.

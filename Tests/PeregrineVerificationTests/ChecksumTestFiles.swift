@@ -6,7 +6,7 @@ import TestSupport
 enum ChecksumTestFiles {
     /// `count` deterministic random bytes.
     static func bytes(_ count: Int, seed: UInt64) -> [UInt8] {
-        var generator = SeededGenerator(seed: seed)
+        var generator = SeededRandom(seed: seed)
         return generator.bytes(count)
     }
 
@@ -23,7 +23,7 @@ enum ChecksumTestFiles {
     /// Cuts `0..<total` into consecutive ranges of random lengths, mostly small and odd, some
     /// empty, some larger than a hashing buffer.
     static func randomChunks(total: Int, seed: UInt64, largest: Int = 300_000) -> [Range<Int>] {
-        var generator = SeededGenerator(seed: seed)
+        var generator = SeededRandom(seed: seed)
         var chunks: [Range<Int>] = []
         var start = 0
         while start < total {

@@ -1,4 +1,5 @@
 import Foundation
+import PeregrineEngine
 import PeregrineTransport
 import PeregrineVerification
 import TestSupport
@@ -23,7 +24,7 @@ struct HashingSinkNginxTests {
         client.sendRequest("GET", path, extraHeaders: start > 0 ? "Range: bytes=\(start)-\r\n" : "")
         let head = try #require(client.readHead(), "no response head from nginx")
         let length = try #require(head.headers["Content-Length"].flatMap { Int($0) }, "no Content-Length")
-        var generator = SeededGenerator(seed: UInt64(start) &+ 99)
+        var generator = SeededRandom(seed: UInt64(start) &+ 99)
         var offset = start
         var remaining = length
         while remaining > 0 {

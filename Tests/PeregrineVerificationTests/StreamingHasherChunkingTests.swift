@@ -1,11 +1,12 @@
 import PeregrineVerification
+import TestSupport
 import Testing
 
 /// Feeding bytes in any chunking gives the same digest as one call with all of them.
 @Suite("StreamingHasher chunking")
 struct StreamingHasherChunkingTests {
     static let data: [UInt8] = {
-        var generator = SeededGenerator(seed: 0x00C0_FFEE)
+        var generator = SeededRandom(seed: 0x00C0_FFEE)
         return generator.bytes(1 << 20)
     }()
 
@@ -13,7 +14,7 @@ struct StreamingHasherChunkingTests {
     func randomChunkingsGiveTheOneShotDigest(_ algorithm: DigestAlgorithm, seed: UInt64) throws {
         let data = Self.data
         let oneShot = try StreamingHasher.digest(algorithm, of: data)
-        var generator = SeededGenerator(seed: seed &* 7919 &+ UInt64(algorithm.byteCount))
+        var generator = SeededRandom(seed: seed &* 7919 &+ UInt64(algorithm.byteCount))
         var hasher = try StreamingHasher(algorithm)
         var done = 0
         data.withUnsafeBytes { raw in

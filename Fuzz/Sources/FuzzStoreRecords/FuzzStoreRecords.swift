@@ -10,6 +10,7 @@
 import FuzzSupport
 
 @testable import PeregrineJSONStorage
+@testable import PeregrineJournal
 @testable import PeregrinePlistStorage
 @testable import PeregrineStorage
 

@@ -1,3 +1,6 @@
+import PeregrineCore
+import PeregrineStorage
+
 /// How records are delimited inside a snapshot or journal file, each with a CRC-32 so that a
 /// record cut by a crash, or damaged later, is recognized instead of misread.
 ///

@@ -1,5 +1,8 @@
 /// Applies changes, in order, to build a ``StoreSnapshot``: O(1) per change (a removed task
 /// is marked, and ``snapshot(repairs:)`` leaves the marked tasks out once).
+import PeregrineCore
+import PeregrineStorage
+
 package struct SnapshotBuilder: Sendable {
     private var tasks: [StoredTask] = []
     /// Which entries of `tasks` were removed since (kept in place so that a removal is O(1)).

@@ -1,3 +1,6 @@
+import PeregrineCore
+import PeregrineStorage
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else

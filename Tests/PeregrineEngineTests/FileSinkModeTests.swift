@@ -1,4 +1,6 @@
+import PeregrineEngine
 import PeregrineTransport
+import TestSupport
 import Testing
 
 /// `.keepExisting` resumes into a file; `.truncate` starts over.
@@ -37,7 +39,7 @@ struct FileSinkModeTests {
 
     @Test(arguments: resumes)
     func fileSinkResumesAtAnUnalignedOffsetOverExistingBytes(_ resume: Resume) throws {
-        var generator = SeededGenerator(seed: UInt64(resume.length) &+ resume.configuration.salt)
+        var generator = SeededRandom(seed: UInt64(resume.length) &+ resume.configuration.salt)
         let existing = generator.bytes(resume.existingLength)
         let content = generator.bytes(resume.length)
         let directory = try ScratchDirectory()
@@ -55,7 +57,7 @@ struct FileSinkModeTests {
     }
 
     @Test func keepExistingWithoutWritesLeavesTheFileAlone() throws {
-        var generator = SeededGenerator(seed: 11)
+        var generator = SeededRandom(seed: 11)
         let existing = generator.bytes(50_000)
         let directory = try ScratchDirectory()
         defer { directory.remove() }
@@ -79,7 +81,7 @@ struct FileSinkModeTests {
     }
 
     @Test func truncateCutsAnExistingFile() throws {
-        var generator = SeededGenerator(seed: 12)
+        var generator = SeededRandom(seed: 12)
         let existing = generator.bytes(50_000)
         let content = generator.bytes(100)
         let directory = try ScratchDirectory()

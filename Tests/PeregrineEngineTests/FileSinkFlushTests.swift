@@ -1,4 +1,6 @@
+import PeregrineEngine
 import PeregrineTransport
+import TestSupport
 import Testing
 
 /// `flush()` puts every byte written so far into the file, and the sink keeps working after it.
@@ -6,7 +8,7 @@ import Testing
 struct FileSinkFlushTests {
     @Test(arguments: FileSinkConfiguration.all)
     func flushMakesEveryWrittenByteVisibleAndWritingGoesOn(_ configuration: FileSinkConfiguration) throws {
-        var generator = SeededGenerator(seed: 0xF1 &+ configuration.salt)
+        var generator = SeededRandom(seed: 0xF1 &+ configuration.salt)
         let content = generator.bytes((9 << 20) + 12_345)
         let directory = try ScratchDirectory()
         defer { directory.remove() }
@@ -40,7 +42,7 @@ struct FileSinkFlushTests {
 
     @Test(arguments: [FileSinkConfiguration.smallBackground, .defaults])
     func flushBetweenJumpsKeepsEveryWrite(_ configuration: FileSinkConfiguration) throws {
-        var generator = SeededGenerator(seed: 0xF2 &+ configuration.salt)
+        var generator = SeededRandom(seed: 0xF2 &+ configuration.salt)
         let a = generator.bytes(30_000)
         let b = generator.bytes(30_000)
         let c = generator.bytes(30_000)

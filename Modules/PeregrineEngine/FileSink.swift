@@ -1,4 +1,5 @@
 import Dispatch
+import PeregrineTransport
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,4 +1,6 @@
+import PeregrineEngine
 import PeregrineTransport
+import TestSupport
 import Testing
 
 /// Writes that jump backwards and forwards must land where they were aimed, the latest write
@@ -22,7 +24,7 @@ struct FileSinkNonContiguousWriteTests {
     func fileSinkPlacesWritesThatJumpBackwardsAndForwards(_ configuration: FileSinkConfiguration, seed: UInt64)
         throws
     {
-        var generator = SeededGenerator(seed: seed &* 1000 &+ configuration.salt)
+        var generator = SeededRandom(seed: seed &* 1000 &+ configuration.salt)
         // Below 8 MiB, so that the default options never go to the background.
         let limit = 6 << 20
         let directory = try ScratchDirectory()
@@ -53,7 +55,7 @@ struct FileSinkNonContiguousWriteTests {
 
     @Test(arguments: FileSinkConfiguration.all)
     func fileSinkFillsAGapWithZeros(_ configuration: FileSinkConfiguration) throws {
-        var generator = SeededGenerator(seed: 0x6A9 &+ configuration.salt)
+        var generator = SeededRandom(seed: 0x6A9 &+ configuration.salt)
         let head = generator.bytes(5000)
         let tail = generator.bytes(30_000)
         let directory = try ScratchDirectory()
@@ -73,7 +75,7 @@ struct FileSinkNonContiguousWriteTests {
 
     @Test(arguments: FileSinkConfiguration.all)
     func fileSinkOverwritesEarlierBytesOnABackwardJump(_ configuration: FileSinkConfiguration) throws {
-        var generator = SeededGenerator(seed: 0xBAC &+ configuration.salt)
+        var generator = SeededRandom(seed: 0xBAC &+ configuration.salt)
         let first = generator.bytes(70_000)
         let patch = generator.bytes(3000)
         let rest = generator.bytes(10_000)
@@ -104,7 +106,7 @@ struct FileSinkNonContiguousWriteTests {
         // Several rounds: the outcome depends on which thread reaches the file first.
         for round in 0..<8 {
             let path = directory.file("race-\(round).bin")
-            var generator = SeededGenerator(seed: 0x5ACE &+ UInt64(round))
+            var generator = SeededRandom(seed: 0x5ACE &+ UInt64(round))
             let older = generator.bytes(6 * mebibyte + 100)
             let newer = generator.bytes(40)
             let options = FileSink.Options(

@@ -1,4 +1,7 @@
 /// CRC-32 (the zlib/PNG polynomial), slicing by eight: the check on every framed record.
+import PeregrineCore
+import PeregrineStorage
+
 package enum CRC32 {
     private static let table: [UInt32] = {
         var table = [UInt32](repeating: 0, count: 8 * 256)

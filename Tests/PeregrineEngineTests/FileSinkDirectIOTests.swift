@@ -1,4 +1,6 @@
+import PeregrineEngine
 import PeregrineTransport
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -15,7 +17,7 @@ struct FileSinkDirectIOTests {
         let directory = try ScratchDirectory()
         defer { directory.remove() }
         let path = directory.file("direct.bin")
-        var generator = SeededGenerator(seed: 0xD1)
+        var generator = SeededRandom(seed: 0xD1)
         let content = generator.bytes((1 << 20) + 5)
         let sink = try FileSink(path: path, options: FileSinkConfiguration.smallBackground.options)
         try sink.write(content, at: 0)
@@ -31,7 +33,7 @@ struct FileSinkDirectIOTests {
         let directory = try ScratchDirectory()
         defer { directory.remove() }
         let path = directory.file("small.bin")
-        var generator = SeededGenerator(seed: 0xD2)
+        var generator = SeededRandom(seed: 0xD2)
         let content = generator.bytes(5 << 20)
         let sink = try FileSink(path: path)
         try sink.writeInRandomChunks(content, at: 0, using: &generator)
@@ -53,7 +55,7 @@ struct FileSinkDirectIOTests {
         let directory = try ScratchDirectory()
         defer { directory.remove() }
         let path = directory.file("buffered.bin")
-        var generator = SeededGenerator(seed: 0xD3 &+ configuration.salt)
+        var generator = SeededRandom(seed: 0xD3 &+ configuration.salt)
         let content = generator.bytes((11 << 20) + 99)
         let sink = try FileSink(path: path, options: configuration.options)
         try sink.writeInRandomChunks(content, at: 0, using: &generator)
@@ -73,7 +75,7 @@ struct FileSinkDirectIOTests {
         let directory = try ScratchDirectory(under: "/dev/shm")
         defer { directory.remove() }
         let path = directory.file("tmpfs.bin")
-        var generator = SeededGenerator(seed: 0xD4 &+ configuration.salt)
+        var generator = SeededRandom(seed: 0xD4 &+ configuration.salt)
         let existing = generator.bytes(20_000)
         let content = generator.bytes((9 << 20) + 4097)
         try FileBytes.write(existing, to: path)
@@ -95,7 +97,7 @@ struct FileSinkDirectIOTests {
         defer { directory.remove() }
         let path = directory.file("download.bin")
         let moved = directory.file("moved.bin")
-        var generator = SeededGenerator(seed: 0xD5)
+        var generator = SeededRandom(seed: 0xD5)
         let content = generator.bytes((1 << 20) + 123)
 
         let sink = try FileSink(path: path, options: FileSinkConfiguration.smallBackground.options)

@@ -1,4 +1,6 @@
+import PeregrineEngine
 import PeregrineTransport
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -59,7 +61,7 @@ struct FileSinkCloseTests {
         let directory = try ScratchDirectory()
         defer { directory.remove() }
         let path = directory.file("descriptors.bin")
-        var generator = SeededGenerator(seed: 0xC105E)
+        var generator = SeededRandom(seed: 0xC105E)
         let sink = try FileSink(path: path, options: FileSinkConfiguration.smallBackground.options)
         try sink.write(generator.bytes(1 << 20), at: 0)
         try sink.flush()
@@ -108,7 +110,7 @@ struct FileSinkCloseTests {
             signal(SIGXFSZ, SIG_IGN)
             let directory = try ScratchDirectory()
             defer { directory.remove() }
-            var generator = SeededGenerator(seed: 0xC1_05E)
+            var generator = SeededRandom(seed: 0xC1_05E)
             let warmUp = generator.bytes(32 * mebibyte)
             let failing = generator.bytes(16 * mebibyte)
             let accepted = generator.bytes(12 * mebibyte + 5)

@@ -1,4 +1,6 @@
+import PeregrineEngine
 import PeregrineTransport
+import TestSupport
 import Testing
 
 /// `synchronize()` flushes, `fsync`s, and answers the end of the highest write.
@@ -16,7 +18,7 @@ struct FileSinkSynchronizeTests {
     func synchronizeReturnsTheEndOfContiguousWritesAndPutsThemInTheFile(_ configuration: FileSinkConfiguration)
         throws
     {
-        var generator = SeededGenerator(seed: 0x5C &+ configuration.salt)
+        var generator = SeededRandom(seed: 0x5C &+ configuration.salt)
         let content = generator.bytes((2 << 20) + 4321)
         let directory = try ScratchDirectory()
         defer { directory.remove() }

@@ -1,3 +1,6 @@
+import PeregrineCore
+import PeregrineStorage
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)

@@ -1,3 +1,4 @@
+import PeregrineEngine
 import PeregrineTransport
 import Testing
 

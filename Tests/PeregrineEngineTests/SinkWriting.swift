@@ -1,4 +1,5 @@
 import PeregrineTransport
+import TestSupport
 
 extension TransferSink {
     /// Writes `bytes[range]` at `offset`.
@@ -18,7 +19,7 @@ extension TransferSink {
         _ content: [UInt8],
         at offset: Int,
         maxChunk: Int = 3 << 20,
-        using generator: inout SeededGenerator
+        using generator: inout SeededRandom
     ) throws {
         var done = 0
         while done < content.count {

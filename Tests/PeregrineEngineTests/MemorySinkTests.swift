@@ -1,4 +1,5 @@
 import PeregrineTransport
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -31,7 +32,7 @@ struct MemorySinkTests {
     }
 
     @Test func memorySinkMatchesRandomWrites() throws {
-        var generator = SeededGenerator(seed: 0x3E3)
+        var generator = SeededRandom(seed: 0x3E3)
         let sink = MemorySink()
         var expected = ExpectedFile()
         for _ in 0..<200 {

@@ -1,4 +1,6 @@
 import Dispatch
+import PeregrineCore
+import PeregrineStorage
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,4 +1,6 @@
+import PeregrineEngine
 import PeregrineTransport
+import TestSupport
 import Testing
 
 /// Files written front to back in random chunks must come out byte for byte.
@@ -12,7 +14,7 @@ struct FileSinkSequentialWriteTests {
 
     @Test(arguments: FileSinkConfiguration.all, sizes)
     func fileSinkWritesRandomChunksByteForByte(_ configuration: FileSinkConfiguration, size: Int) throws {
-        var generator = SeededGenerator(seed: UInt64(size) &* 31 &+ configuration.salt)
+        var generator = SeededRandom(seed: UInt64(size) &* 31 &+ configuration.salt)
         let content = generator.bytes(size)
         let directory = try ScratchDirectory()
         defer { directory.remove() }
@@ -28,7 +30,7 @@ struct FileSinkSequentialWriteTests {
     /// 40 MiB: many background batches, and (with the defaults) the switch at 8 MiB.
     @Test(arguments: [FileSinkConfiguration.defaults, .smallBackground, .largeBackground, .smallCrossing])
     func fileSinkWritesALargeFileByteForByte(_ configuration: FileSinkConfiguration) throws {
-        var generator = SeededGenerator(seed: 0x4040 &+ configuration.salt)
+        var generator = SeededRandom(seed: 0x4040 &+ configuration.salt)
         let content = generator.bytes((40 << 20) + 123)
         let directory = try ScratchDirectory()
         defer { directory.remove() }
@@ -45,7 +47,7 @@ struct FileSinkSequentialWriteTests {
         FileSinkConfiguration.smallSynchronous, .smallBackground, .smallCrossing, .oddBackground, .bufferedBackground,
     ])
     func fileSinkWritesOneByteAtATime(_ configuration: FileSinkConfiguration) throws {
-        var generator = SeededGenerator(seed: 0xB17E &+ configuration.salt)
+        var generator = SeededRandom(seed: 0xB17E &+ configuration.salt)
         let content = generator.bytes(50_001)
         let directory = try ScratchDirectory()
         defer { directory.remove() }
@@ -61,7 +63,7 @@ struct FileSinkSequentialWriteTests {
     @Test(arguments: FileSinkConfiguration.all)
     func fileSinkWritesChunksOfExactlyOneBuffer(_ configuration: FileSinkConfiguration) throws {
         let capacity = (configuration.options.bufferCapacity + 4095) / 4096 * 4096
-        var generator = SeededGenerator(seed: 0xCAFE &+ configuration.salt)
+        var generator = SeededRandom(seed: 0xCAFE &+ configuration.salt)
         let content = generator.bytes(capacity * 5 + 1)
         let directory = try ScratchDirectory()
         defer { directory.remove() }

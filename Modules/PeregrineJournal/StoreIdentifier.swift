@@ -1,4 +1,7 @@
 /// Checks manager identifiers before they become file names.
+import PeregrineCore
+import PeregrineStorage
+
 package enum StoreIdentifier {
     /// Throws ``StoreError/Code/invalidIdentifier`` for an identifier that cannot name a file set
     /// inside the root directory: empty, longer than 200 bytes, containing `/`, `..`, NUL or a
