@@ -33,6 +33,7 @@ let libraries = [
     "PeregrineEngine",
     "Peregrine",
     "PeregrineService",
+    "PeregrineTransportTestKit",
 ]
 
 let package = Package(
@@ -139,11 +140,20 @@ let package = Package(
             path: "Examples/peregrine-queue"
         ),
 
+        // The Transport conformance suite as a library, for any backend's tests: the scenarios
+        // with their expected traces, the runner, and a loopback HTTP server serving them.
+        module(
+            "PeregrineTransportTestKit",
+            dependencies: ["PeregrineCore", "PeregrineTransport", "PeregrineMockTransport", "PeregrineVerification"]),
+
         // Test support: a loopback HTTP server that serves the mock transport's routes, an nginx
         // launcher, certificate generation, and the Transport conformance scenarios.
         .target(
             name: "TestSupport",
-            dependencies: ["PeregrineCore", "PeregrineTransport", "PeregrineMockTransport", "PeregrineVerification"],
+            dependencies: [
+                "PeregrineCore", "PeregrineTransport", "PeregrineMockTransport", "PeregrineVerification",
+                "PeregrineTransportTestKit",
+            ],
             path: "Tests/TestSupport"
         ),
 
@@ -207,10 +217,8 @@ let package = Package(
         ),
         tests(
             "TransportConformance",
-            dependencies: [
-                "PeregrineCore", "PeregrineTransport", "PeregrineCurlTransport", "PeregrineMockTransport",
-                "TestSupport",
-            ]
+            // As a third-party backend's tests would: the kit and the backends, nothing else.
+            dependencies: ["PeregrineTransportTestKit", "PeregrineCurlTransport", "PeregrineMockTransport"]
         ),
         tests(
             "IntegrationTests",

@@ -17,43 +17,19 @@ struct AuthenticatingTransportConformanceTests {
         let server = MockServer()
         let transport = try AuthConformanceScenarios.decorate(MockTransport(server: server), bases: .mock)
         let trace = await ConformanceRunner.run(scenario, on: transport, routes: server, bases: .mock)
-        expect(trace, toMatch: scenario)
+        expectConformance(trace, to: scenario)
     }
 
     @Test("over libcurl and the loopback server", arguments: AuthConformanceScenarios.all)
     func decoratedCurlTransportProducesTheExpectedTrace(_ scenario: ConformanceScenario) async throws {
-        let routes = MockServer()
-        let primary = LoopbackHTTPServer(serving: routes)
-        let other = LoopbackHTTPServer(serving: routes)
-        try primary.start()
-        defer { primary.stop() }
-        try other.start()
-        defer { other.stop() }
         let curl = CurlTransport()
         defer { curl.shutdown() }
-        let bases = ConformanceBases(primary: primary.baseURL, other: other.baseURL)
-        let transport = try AuthConformanceScenarios.decorate(curl, bases: bases)
-        let trace = await ConformanceRunner.run(scenario, on: transport, routes: routes, bases: bases)
-        expect(trace, toMatch: scenario)
+        let trace = try await ConformanceRunner.withLoopbackOrigins { routes, bases in
+            let transport = try AuthConformanceScenarios.decorate(curl, bases: bases)
+            return await ConformanceRunner.run(scenario, on: transport, routes: routes, bases: bases)
+        }
+        expectConformance(trace, to: scenario)
     }
-
-    private func expect(
-        _ trace: ConformanceTrace, toMatch scenario: ConformanceScenario,
-        sourceLocation: SourceLocation = #_sourceLocation
-    ) {
-        let expected = scenario.expected
-        #expect(trace.events == expected.events, "events of \"\(scenario.name)\"", sourceLocation: sourceLocation)
-        #expect(trace.requests == expected.requests, "requests of \"\(scenario.name)\"", sourceLocation: sourceLocation)
-        #expect(
-            expected.sink.isSatisfied(by: trace.sink),
-            "sink of \"\(scenario.name)\": expected \(expected.sink), got \(trace.sink)", sourceLocation: sourceLocation
-        )
-        #expect(trace.violations == [], "rule breaches in \"\(scenario.name)\"", sourceLocation: sourceLocation)
-    }
-}
-
-extension ConformanceScenario: CustomTestStringConvertible {
-    public var testDescription: String { name }
 }
 
 /// Scenarios for the decorator, with the traces every backend must produce.

@@ -1,6 +1,6 @@
 import PeregrineCurlTransport
 import PeregrineMockTransport
-import TestSupport
+import PeregrineTransportTestKit
 import Testing
 
 /// The conformance scenarios on the libcurl backend, against loopback HTTP servers that
@@ -12,17 +12,11 @@ struct CurlTransportConformanceTests {
         "CurlTransport produces the expected trace against the loopback server",
         arguments: ConformanceScenarios.all.filter { !$0.requiresTLS })
     func curlTransportProducesExpectedTrace(_ scenario: ConformanceScenario) async throws {
-        let routes = MockServer()
-        let primary = LoopbackHTTPServer(serving: routes)
-        let other = LoopbackHTTPServer(serving: routes)
-        try primary.start()
-        defer { primary.stop() }
-        try other.start()
-        defer { other.stop() }
         let transport = CurlTransport()
         defer { transport.shutdown() }
-        let bases = ConformanceBases(primary: primary.baseURL, other: other.baseURL)
-        let trace = await ConformanceRunner.run(scenario, on: transport, routes: routes, bases: bases)
+        let trace = try await ConformanceRunner.withLoopbackOrigins { routes, bases in
+            await ConformanceRunner.run(scenario, on: transport, routes: routes, bases: bases)
+        }
         expectConformance(trace, to: scenario)
     }
 }

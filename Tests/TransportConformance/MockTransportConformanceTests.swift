@@ -1,5 +1,5 @@
 import PeregrineMockTransport
-import TestSupport
+import PeregrineTransportTestKit
 import Testing
 
 /// The conformance scenarios on the in-memory transport, at `http://mock.test`.

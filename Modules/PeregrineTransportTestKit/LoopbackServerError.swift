@@ -20,7 +20,7 @@ public struct LoopbackServerError: Error, Sendable, Hashable, CustomStringConver
     }
 
     /// An error for the system call `call` that just failed, with the current errno.
-    static func lastError(_ call: String) -> LoopbackServerError {
+    package static func lastError(_ call: String) -> LoopbackServerError {
         let code = currentErrno()
         return LoopbackServerError(message: "\(call) failed: \(String(cString: strerror(code)))", errno: code)
     }

@@ -1,11 +1,11 @@
 import PeregrineCore
 import PeregrineMockTransport
 import PeregrineTransport
-import TestSupport
 
 /// The scenarios of the Transport conformance suite, each with the trace every backend must
-/// produce, written out.
-enum ConformanceScenarios {
+/// produce, written out. Run them on your backend with ``ConformanceRunner`` and check each
+/// trace with ``expectConformance(_:to:sourceLocation:)``.
+public enum ConformanceScenarios {
     /// A 300 000-byte file: several chunks on every backend.
     static let file = MockBody.generated(seed: 0xC0FFEE, count: 300_000)
     /// A 4 MiB file sent at 4 MiB/s, for actions taken part way through the body.
@@ -28,7 +28,8 @@ enum ConformanceScenarios {
         return request
     }
 
-    static let all: [ConformanceScenario] = [
+    /// Every scenario; ``ConformanceScenario/requiresTLS`` marks those that need an https origin.
+    public static let all: [ConformanceScenario] = [
         ConformanceScenario(
             "plain 200",
             setup: { server, _ in server.setRoute(.file(file, entityTag: .fixed("\"v1\"")), for: "/files/plain.bin") },
