@@ -34,6 +34,7 @@ let libraries = [
     "Peregrine",
     "PeregrineService",
     "PeregrineTransportTestKit",
+    "PeregrineStorageTestKit",
 ]
 
 let package = Package(
@@ -146,6 +147,9 @@ let package = Package(
             "PeregrineTransportTestKit",
             dependencies: ["PeregrineCore", "PeregrineTransport", "PeregrineMockTransport", "PeregrineVerification"]),
 
+        // The TaskStore conformance suite as a library: the checks every store must pass.
+        module("PeregrineStorageTestKit", dependencies: ["PeregrineCore", "PeregrineStorage"]),
+
         // Test support: a loopback HTTP server that serves the mock transport's routes, an nginx
         // launcher, certificate generation, and the Transport conformance scenarios.
         .target(
@@ -188,8 +192,7 @@ let package = Package(
             "PeregrineStorageTests",
             dependencies: [
                 "PeregrineStorage", "PeregrineJournal", "PeregrinePlistStorage", "PeregrineJSONStorage",
-                "PeregrineCore",
-                "TestSupport",
+                "PeregrineCore", "PeregrineStorageTestKit", "TestSupport",
             ]
         ),
         tests(

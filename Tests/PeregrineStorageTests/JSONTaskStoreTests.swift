@@ -1,4 +1,5 @@
 import PeregrineJSONStorage
+import PeregrineStorageTestKit
 import Testing
 
 /// What only the JSON backend does: text that people may edit.

@@ -1,6 +1,7 @@
 import PeregrineJSONStorage
 import PeregrinePlistStorage
 import PeregrineStorage
+import PeregrineStorageTestKit
 import Testing
 
 /// Converting a store between backends keeps everything.

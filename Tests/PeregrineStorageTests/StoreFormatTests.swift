@@ -2,6 +2,7 @@ import PeregrineJSONStorage
 import PeregrineJournal
 import PeregrinePlistStorage
 import PeregrineStorage
+import PeregrineStorageTestKit
 import Testing
 
 #if canImport(FoundationEssentials)

@@ -2,6 +2,7 @@ import PeregrineJSONStorage
 import PeregrineJournal
 import PeregrinePlistStorage
 import PeregrineStorage
+import PeregrineStorageTestKit
 import Synchronization
 import Testing
 
@@ -14,110 +15,10 @@ import Testing
     import Glibc
 #endif
 
-/// The behaviour every file backend must have; each test runs once per backend.
-@Suite struct TaskStoreConformanceTests {
-    @Test(arguments: StoreBackend.allCases)
-    func roundTripKeepsEveryFieldAndPropertyListType(_ backend: StoreBackend) async throws {
-        try await withTemporaryDirectory { root in
-            let store = try backend.open(root)
-            let task = StoreFixtures.fullTask()
-            try store.record([
-                .putTask(task), .putList(StoreFixtures.list), .setConfiguration(StoreFixtures.configuration),
-                .setCustomThumbnail(urlString: task.urlString, StoreFixtures.thumbnail),
-            ])
-            let live = try store.load()
-            try store.close()
-            let reopened = try backend.open(root)
-            defer { try? reopened.close() }
-            let loaded = try reopened.load()
-            for snapshot in [live, loaded] {
-                #expect(snapshot.repairs == [])
-                #expect(snapshot.tasks == [task])
-                #expect(snapshot.lists == ["videos": StoreFixtures.list])
-                #expect(snapshot.configuration == StoreFixtures.configuration)
-                #expect(snapshot.customThumbnails == [task.urlString: StoreFixtures.thumbnail])
-            }
-            // The exact cases, spelled out: an integral real stays a real, an integer an integer.
-            let meta = loaded.tasks.first?.metaInfo ?? [:]
-            #expect(meta["realOne"] == .real(1.0))
-            #expect(meta["integer"] == .integer(42))
-            #expect(meta["max"] == .integer(.max))
-            #expect(meta["date"] == .date(StoreFixtures.date))
-            #expect(meta["data"] == .data(Data([0, 1, 2, 0x7F, 0x80, 0xFF])))
-        }
-    }
-
-    @Test(arguments: StoreBackend.allCases)
-    func everyTaskStateRoundTrips(_ backend: StoreBackend) async throws {
-        try await withTemporaryDirectory { root in
-            let states: [DownloadState] = [
-                .notInList, .pending, .downloading, .paused, .stopped, .finished,
-                .failed(FailureReason(.network, message: "")), .failed(FailureReason(.diskFull, message: "full")),
-            ]
-            let tasks = states.enumerated().map { StoreFixtures.task($0.offset, state: $0.element) }
-            let store = try backend.open(root)
-            try store.record(tasks.map(StoreChange.putTask))
-            try store.close()
-            let reopened = try backend.open(root)
-            defer { try? reopened.close() }
-            #expect(try reopened.load().tasks == tasks)
-        }
-    }
-
-    @Test(arguments: StoreBackend.allCases)
-    func putRemoveAndReplaceKeepTheOrderOfFirstAddition(_ backend: StoreBackend) async throws {
-        try await withTemporaryDirectory { root in
-            let store = try backend.open(root)
-            try store.record((0..<5).map { .putTask(StoreFixtures.task($0)) })
-            try store.record([.removeTask(urlString: StoreFixtures.task(1).urlString)])
-            try store.record([.putTask(StoreFixtures.task(3, state: .finished, received: 1000))])
-            try store.record([.putTask(StoreFixtures.task(1, state: .stopped))])
-            try store.record([.removeTask(urlString: "https://never.added/")])
-            let expected = [
-                StoreFixtures.task(0), StoreFixtures.task(2), StoreFixtures.task(3, state: .finished, received: 1000),
-                StoreFixtures.task(4), StoreFixtures.task(1, state: .stopped),
-            ]
-            #expect(try store.load().tasks == expected)
-            try store.compact()
-            #expect(try store.load().tasks == expected)
-            try store.close()
-            let reopened = try backend.open(root)
-            defer { try? reopened.close() }
-            #expect(try reopened.load().tasks == expected)
-        }
-    }
-
-    @Test(arguments: StoreBackend.allCases)
-    func listsConfigurationAndThumbnailsAreReplacedAndRemoved(_ backend: StoreBackend) async throws {
-        try await withTemporaryDirectory { root in
-            let store = try backend.open(root)
-            var other = StoreFixtures.list
-            other.identifier = ""
-            other.maxDownloadCount = nil
-            other.addTimeReference = nil
-            let task = StoreFixtures.task(7)
-            try store.record([
-                .putList(StoreFixtures.list), .putList(other), .setConfiguration(["a": .integer(1)]),
-                .setConfiguration(StoreFixtures.configuration), .putTask(task),
-                .setCustomThumbnail(urlString: task.urlString, StoreFixtures.thumbnail),
-                .setCustomThumbnail(urlString: "https://other/", StoreFixtures.thumbnail),
-                .setCustomThumbnail(urlString: "https://other/", nil),
-                .removeList(identifier: "videos"),
-            ])
-            var snapshot = try store.load()
-            #expect(snapshot.lists == ["": other])
-            #expect(snapshot.configuration == StoreFixtures.configuration)
-            #expect(snapshot.customThumbnails == [task.urlString: StoreFixtures.thumbnail])
-            try store.record([.removeTask(urlString: task.urlString)])
-            try store.close()
-            let reopened = try backend.open(root)
-            defer { try? reopened.close() }
-            snapshot = try reopened.load()
-            #expect(snapshot.customThumbnails.isEmpty, "removing a task removes its custom thumbnail")
-            #expect(snapshot.lists == ["": other])
-        }
-    }
-
+/// What the journaled backends (JSON, binary plist) do beyond the store conformance kit: crash
+/// repair, the flush delay, locks, compaction of the journal, group commit, full disks. Each
+/// test runs once per backend.
+@Suite struct JournaledStoreTests {
     @Test(arguments: StoreBackend.allCases)
     func aClosedStoreRefusesWorkAndReleasesItsFiles(_ backend: StoreBackend) async throws {
         try await withTemporaryDirectory { root in
@@ -378,7 +279,7 @@ import Testing
     }
 
     @Test(arguments: StoreBackend.allCases)
-    func compactionKeepsEverythingAndEmptiesTheJournal(_ backend: StoreBackend) async throws {
+    func compactionEmptiesTheJournal(_ backend: StoreBackend) async throws {
         try await withTemporaryDirectory { root in
             let store = try backend.open(root)
             try store.record((0..<50).map { .putTask(StoreFixtures.task($0)) })
@@ -461,25 +362,6 @@ import Testing
             let after = try loadAfterCrash(backend, root: root, scratch: scratch)
             #expect(after.tasks == [StoreFixtures.task(1), StoreFixtures.task(2), StoreFixtures.fullTask(3)])
             #expect(after.repairs == [])
-        }
-    }
-
-    @Test(arguments: StoreBackend.allCases)
-    func concurrentRecordersLoseNothing(_ backend: StoreBackend) async throws {
-        try await withTemporaryDirectory { root in
-            let store = try backend.open(root)
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for worker in 0..<4 {
-                    group.addTask {
-                        for index in 0..<25 { try store.record([.putTask(StoreFixtures.task(worker * 100 + index))]) }
-                    }
-                }
-                try await group.waitForAll()
-            }
-            try store.close()
-            let reopened = try backend.open(root)
-            defer { try? reopened.close() }
-            #expect(Set(try reopened.load().tasks.map(\.urlString)).count == 100)
         }
     }
 

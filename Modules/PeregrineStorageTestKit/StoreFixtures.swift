@@ -6,11 +6,12 @@ import PeregrineStorage
     import Foundation
 #endif
 
-/// Values that exercise every field and every property-list case.
-enum StoreFixtures {
-    static let date = Date(timeIntervalSince1970: 1_700_000_000.123_456)
+/// Values that exercise every field of the stored types and every property-list case: what a
+/// store must give back exactly.
+public enum StoreFixtures {
+    public static let date = Date(timeIntervalSince1970: 1_700_000_000.123_456)
 
-    static let metaInfo: [String: PropertyListValue] = [
+    public static let metaInfo: [String: PropertyListValue] = [
         "string": .string("héllo \"quoted\"\n\t\\ / 日本 😀 \u{1}"),
         "integer": .integer(42),
         "max": .integer(.max),
@@ -40,7 +41,7 @@ enum StoreFixtures {
         "longString": .string(String(repeating: "ab", count: 100)),
     ]
 
-    static func fullTask(_ index: Int = 0) -> StoredTask {
+    public static func fullTask(_ index: Int = 0) -> StoredTask {
         StoredTask(
             urlString: "https://example.com/files/\(index)/name%20with%20spaces.zip?x=1&y=\"2\"",
             list: "videos", displayName: "Display ✓ \(index)", fileName: "name with spaces.zip",
@@ -55,23 +56,23 @@ enum StoreFixtures {
             verificationRetry: StoredVerificationRetry(maxAttempts: 5, mismatchedFile: "delete"))
     }
 
-    static func task(_ index: Int, state: DownloadState = .pending, received: Int64 = 0) -> StoredTask {
+    public static func task(_ index: Int, state: DownloadState = .pending, received: Int64 = 0) -> StoredTask {
         StoredTask(
             urlString: "https://example.com/\(index).bin", fileName: "\(index).bin", kind: .other,
             expectedLength: 1000, receivedLength: received, state: state,
             addedAt: Date(timeIntervalSinceReferenceDate: Double(index) + 0.25))
     }
 
-    static let list = StoredList(
+    public static let list = StoredList(
         identifier: "videos", sections: [["https://a/1", "https://a/2"], [], ["https://a/3"]],
         sectionTitles: ["Today", "Yesterday", "Older"], trash: ["https://a/9"], sortType: "fileName",
         sortOrder: "descending", sectioning: 5, addTimeReference: date, maxDownloadCount: 3)
 
-    static let thumbnail = StoredCustomThumbnail(
+    public static let thumbnail = StoredCustomThumbnail(
         fileName: "thumb-1.png", width: 128, height: 96, pixelFormat: "rgba8", format: "png",
         contentIdentifier: "sha256:00ff")
 
-    static let configuration: [String: PropertyListValue] = [
+    public static let configuration: [String: PropertyListValue] = [
         "maxDownloadCount": .integer(3), "trashOpen": .boolean(true), "speed": .real(1.0),
     ]
 }
