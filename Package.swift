@@ -31,6 +31,7 @@ let libraries = [
     "PeregrineChecksums",
     "PeregrineVerification",
     "PeregrineEngine",
+    "PeregrinePersistence",
     "Peregrine",
     "PeregrineService",
     "PeregrineTransportTestKit",
@@ -104,10 +105,17 @@ let package = Package(
             "PeregrineEngine",
             dependencies: ["PeregrineCore", "PeregrineTransport", "PeregrineChecksums", logging]
         ),
+        // Persistence below the facade: the engine with any TaskStore, restored after a crash,
+        // its endings announced once they are durable.
+        module(
+            "PeregrinePersistence",
+            dependencies: ["PeregrineEngine", "PeregrineStorage", "PeregrineChecksums", logging]
+        ),
         module(
             "Peregrine",
             dependencies: [
-                "PeregrineEngine", "PeregrineCurlTransport", "PeregrineStorage", "PeregrineJSONStorage",
+                "PeregrineEngine", "PeregrinePersistence", "PeregrineCurlTransport", "PeregrineStorage",
+                "PeregrineJSONStorage",
                 "PeregrineSorting", "PeregrineThumbnails", "PeregrineVerification", logging,
             ]
         ),
@@ -216,6 +224,13 @@ let package = Package(
             dependencies: [
                 "PeregrineEngine", "PeregrineCore", "PeregrineTransport", "PeregrineMockTransport",
                 "PeregrineCurlTransport", "PeregrineVerification", "TestSupport",
+            ]
+        ),
+        tests(
+            "PeregrinePersistenceTests",
+            dependencies: [
+                "PeregrinePersistence", "PeregrineEngine", "PeregrineJSONStorage", "PeregrineJournal",
+                "PeregrineMockTransport", "PeregrineStorage", "TestSupport",
             ]
         ),
         tests(

@@ -1,5 +1,6 @@
 import Logging
 import PeregrineCurlTransport
+import PeregrinePersistence
 import PeregrineVerification
 import Synchronization
 
@@ -201,7 +202,7 @@ public final class DownloadManager: Sendable {
         }
 
         // Tasks back into the engine; the crash repair is the engine's.
-        let result = engine.restore(snapshot.tasks.map(ManagerCore.record))
+        let result = engine.restore(snapshot.tasks.map(\.engineRecord))
         restoredAfterForcedQuit = result.recovered
         repairs += result.rejected.map { "task not restored: \($0)" }
         var restoredSet = Set(result.restored)
@@ -483,20 +484,7 @@ extension ManagerCore {
     /// or `failed` event (and those after it, to keep their order) waits until the record of the
     /// task is recorded: whoever reacts to the end of a task — and exits, say — finds it saved.
     func forward(_ event: EngineEvent, _ state: inout ManagerState) -> [(DownloadTaskHandle, EngineEvent)] {
-        let url = event.urlString
-        var ending: Int?
-        switch event {
-        case .finished, .failed:
-            state.announcedEndings[url, default: 0] += 1
-            ending = state.announcedEndings[url]
-        default:
-            ending = nil
-        }
-        if state.parkedEvents[url] != nil || (ending ?? 0) > (state.recordedEndings[url] ?? 0) {
-            state.parkedEvents[url, default: []].append((event, ending))
-            return []
-        }
-        return publish(event, &state)
+        state.endings.admit(event) ? publish(event, &state) : []
     }
 
     /// The engine's events, as they happen (under the engine's lock): published to the

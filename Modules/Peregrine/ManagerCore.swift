@@ -1,5 +1,5 @@
 import Logging
-import PeregrineVerification
+import PeregrinePersistence
 import Synchronization
 
 #if canImport(FoundationEssentials)
@@ -35,19 +35,8 @@ struct ManagerState {
     var listGeneration: UInt64 = 0
     var handles: [String: [DownloadTaskHandle]] = [:]
     var deleteCompletionHandler: DownloadManager.DeleteCompletionHandler?
-    /// Events of a task held back until the store has its record (see ``ManagerCore/forward(_:)``),
-    /// each `finished` or `failed` one with its ordinal among the task's endings.
-    var parkedEvents: [String: [(event: EngineEvent, ending: Int?)]] = [:]
-    /// How many endings (`finished`, `failed`) of each task the engine announced…
-    var announcedEndings: [String: Int] = [:]
-    /// … and how many the store recorded (or saw superseded by a later record), never more than
-    /// were announced (a restored finished record is no announced ending).
-    var recordedEndings: [String: Int] = [:]
-
-    /// Counts `count` endings of a task as recorded.
-    mutating func countRecordedEndings(_ url: String, _ count: Int) {
-        recordedEndings[url] = min((recordedEndings[url] ?? 0) + count, announcedEndings[url] ?? 0)
-    }
+    /// Events of a task held back until the store has its ending (see ``ManagerCore/forward(_:_:)``).
+    var endings = EndingGate()
 }
 
 /// The part of a manager the engine calls back into — as its ``TaskRecordObserver`` (records,
@@ -133,8 +122,8 @@ final class ManagerCore: TaskRecordObserver, EngineEventObserver {
                 }
                 if let last = state.sequences[url], last >= change.sequence {
                     // Superseded by a record already stored: the ending is as good as recorded.
-                    if isEnding { state.countRecordedEndings(url, 1) }
-                    released += releaseParkedEvents(of: url, &state)
+                    if isEnding { state.endings.countRecorded(url, 1) }
+                    released += state.endings.release(url)
                     continue
                 }
                 state.sequences[url] = change.sequence
@@ -143,7 +132,7 @@ final class ManagerCore: TaskRecordObserver, EngineEventObserver {
                 if isEnding, case .upsert(let record) = change.kind, state.records[url]?.state != record.state {
                     endings[url, default: 0] += 1
                 }
-                defer { released += releaseParkedEvents(of: url, &state) }
+                defer { released += state.endings.release(url) }
                 switch change.kind {
                 case .upsert(let record):
                     let previous = state.records[url]
@@ -199,8 +188,8 @@ final class ManagerCore: TaskRecordObserver, EngineEventObserver {
                 }
                 // Not written at all, or already synced: the events need not wait.
                 if !written || calledEarly {
-                    for (url, count) in endings { state.countRecordedEndings(url, count) }
-                    for url in endings.keys { released += releaseParkedEvents(of: url, &state) }
+                    for (url, count) in endings { state.endings.countRecorded(url, count) }
+                    for url in endings.keys { released += state.endings.release(url) }
                 }
             }
             broadcaster.yield(events)
@@ -231,26 +220,12 @@ final class ManagerCore: TaskRecordObserver, EngineEventObserver {
         let handles = state.withLock { state -> [(DownloadTaskHandle, EngineEvent)] in
             var released: [EngineEvent] = []
             for (url, count) in endings {
-                state.countRecordedEndings(url, count)
-                released += releaseParkedEvents(of: url, &state)
+                state.endings.countRecorded(url, count)
+                released += state.endings.release(url)
             }
             return released.flatMap { publish($0, &state) }
         }
         deliver(handles)
-    }
-
-    /// Takes the parked events of a task that may go now: in order, up to the first ending the
-    /// store has not recorded yet.
-    func releaseParkedEvents(of url: String, _ state: inout ManagerState) -> [EngineEvent] {
-        guard var parked = state.parkedEvents[url] else { return [] }
-        var released: [EngineEvent] = []
-        let recorded = state.recordedEndings[url] ?? 0
-        while let first = parked.first, (first.ending ?? 0) <= recorded {
-            released.append(first.event)
-            parked.removeFirst()
-        }
-        state.parkedEvents[url] = parked.isEmpty ? nil : parked
-        return released
     }
 
     // MARK: The store
@@ -306,58 +281,7 @@ final class ManagerCore: TaskRecordObserver, EngineEventObserver {
 
     /// A record with the manager's extras, as the store keeps it.
     func storedTask(_ record: DownloadTaskRecord, _ extras: TaskExtras) -> StoredTask {
-        let received = record.resumeRecord?.offset ?? (record.state == .finished ? record.expectedLength ?? 0 : 0)
-        return StoredTask(
-            urlString: record.urlString, list: record.list.rawValue, displayName: extras.displayName,
-            fileName: record.fileName, temporaryFileName: record.temporaryFileName,
-            preferredFileName: record.preferredFileName,
-            kind: kind(record), mimeType: record.mimeType,
-            expectedLength: record.expectedLength, receivedLength: received, state: record.state,
-            resumeRecord: record.resumeRecord, addedAt: record.addedAt, finishedAt: record.finishedAt,
-            metaInfo: extras.metaInfo, checksum: record.checksum, verification: Self.stored(record.verification),
-            checksumURL: record.checksumURL,
-            verificationRetry: record.verificationRetry.map {
-                StoredVerificationRetry(maxAttempts: $0.maxAttempts, mismatchedFile: $0.mismatchedFile.rawValue)
-            })
-    }
-
-    /// A verification result as the store keeps it.
-    static func stored(_ result: VerificationResult) -> StoredVerification? {
-        switch result {
-        case .unverified: nil
-        case .verified: StoredVerification(status: "verified")
-        case .mismatch(let expected, let actual):
-            StoredVerification(status: "mismatch", expected: expected.description, actual: actual.description)
-        }
-    }
-
-    /// A stored verification result; unverified when absent or unreadable.
-    static func verification(_ stored: StoredVerification?) -> VerificationResult {
-        switch stored?.status {
-        case "verified": return .verified
-        case "mismatch":
-            guard let expected = stored?.expected.flatMap({ try? Checksum(parsing: $0) }),
-                let actual = stored?.actual.flatMap({ try? Checksum(parsing: $0) })
-            else { return .unverified }
-            return .mismatch(expected: expected, actual: actual)
-        default: return .unverified
-        }
-    }
-
-    /// The engine record of a stored task.
-    static func record(_ task: StoredTask) -> DownloadTaskRecord {
-        DownloadTaskRecord(
-            urlString: task.urlString, list: DownloadListKey(task.list), state: task.state,
-            resumeRecord: task.resumeRecord, fileName: task.fileName,
-            temporaryFileName: task.temporaryFileName ?? DownloadDirectory.temporaryName(),
-            expectedLength: task.expectedLength, mimeType: task.mimeType, preferredFileName: task.preferredFileName,
-            checksum: task.checksum, addedAt: task.addedAt, finishedAt: task.finishedAt,
-            verification: verification(task.verification), checksumURL: task.checksumURL,
-            verificationRetry: task.verificationRetry.map {
-                VerificationRetryPolicy(
-                    maxAttempts: $0.maxAttempts,
-                    mismatchedFile: MismatchedFilePolicy(rawValue: $0.mismatchedFile) ?? .keepAside)
-            })
+        StoredTask(record, displayName: extras.displayName, metaInfo: extras.metaInfo, kind: kind(record))
     }
 
     // MARK: List items

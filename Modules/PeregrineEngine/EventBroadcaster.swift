@@ -1,7 +1,7 @@
 import Synchronization
 
 /// Hands every engine event to each open ``DownloadEngine/events()`` sequence.
-final class EventBroadcaster: Sendable {
+package final class EventBroadcaster: Sendable {
     private struct Subscribers {
         var next: UInt64 = 0
         var continuations: [UInt64: AsyncStream<EngineEvent>.Continuation] = [:]
@@ -9,8 +9,10 @@ final class EventBroadcaster: Sendable {
 
     private let subscribers = Mutex(Subscribers())
 
+    package init() {}
+
     /// A new sequence of the events from now on; it ends when `finish()` is called.
-    func subscribe() -> AsyncStream<EngineEvent> {
+    package func subscribe() -> AsyncStream<EngineEvent> {
         let (stream, continuation) = AsyncStream<EngineEvent>.makeStream(bufferingPolicy: .unbounded)
         let key = subscribers.withLock { subscribers in
             let key = subscribers.next
@@ -25,10 +27,10 @@ final class EventBroadcaster: Sendable {
     }
 
     /// Whether anyone listens.
-    var hasSubscribers: Bool { subscribers.withLock { !$0.continuations.isEmpty } }
+    package var hasSubscribers: Bool { subscribers.withLock { !$0.continuations.isEmpty } }
 
     /// Delivers events, in order. Yielding never blocks and never runs a consumer inline.
-    func yield(_ events: [EngineEvent]) {
+    package func yield(_ events: [EngineEvent]) {
         guard !events.isEmpty else { return }
         subscribers.withLock { subscribers in
             for continuation in subscribers.continuations.values {
@@ -38,7 +40,7 @@ final class EventBroadcaster: Sendable {
     }
 
     /// Ends every sequence.
-    func finish() {
+    package func finish() {
         let continuations = subscribers.withLock { subscribers in
             defer { subscribers.continuations.removeAll() }
             return Array(subscribers.continuations.values)
