@@ -23,6 +23,10 @@ if grep -E "^/.*/(Modules|Tests|Examples)/.*: warning:" "$log" | sort -u | grep 
 fi
 swift test --skip-build
 
+# The pick-and-mix example: the engine, persistence, the JSON store and the in-memory transport
+# as a package of its own, run twice, its binary free of libcurl, OpenSSL and the image codecs.
+bash Examples/PickAndMix/check.sh
+
 # The libFuzzer harnesses (Fuzz/), a bounded run with a fixed, printed seed, plus the control
 # that proves a planted bug is found. Longer runs: PEREGRINE_FUZZ_RUNS=1000000 bash Scripts/fuzz.sh
 bash Scripts/fuzz.sh --runs "${PEREGRINE_FUZZ_RUNS:-30000}"

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Builds the pick-and-mix example, runs it twice on one state directory (the second run must find
+# every task finished and add none), and checks with ldd that the binary links none of the C
+# libraries of the targets it did not pick.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+swift build --product pick-and-mix 2>&1 | tail -1
+binary="$(swift build --show-bin-path)/pick-and-mix"
+state=$(mktemp -d)
+trap 'rm -rf "$state"' EXIT
+
+first=$("$binary" "$state")
+echo "$first"
+grep -qx "added 3 task(s)" <<<"$first" || { echo "error: the first run did not add 3 tasks" >&2; exit 1; }
+[ "$(grep -c ' finished$' <<<"$first")" = 3 ] || { echo "error: the first run did not finish 3 tasks" >&2; exit 1; }
+
+second=$("$binary" "$state")
+echo "$second"
+grep -qx "restored 3 task(s)" <<<"$second" || { echo "error: the second run did not restore 3 tasks" >&2; exit 1; }
+grep -qx "added 0 task(s)" <<<"$second" || { echo "error: the second run downloaded again" >&2; exit 1; }
+[ "$(grep -c ' finished$' <<<"$second")" = 3 ] || { echo "error: the second run lost a finished task" >&2; exit 1; }
+for file in a.bin:300000 b.bin:70000 c.bin:1048576; do
+    size=$(stat -c %s "$state/downloads/${file%%:*}")
+    [ "$size" = "${file##*:}" ] || { echo "error: ${file%%:*} has $size bytes, not ${file##*:}" >&2; exit 1; }
+done
+
+libraries=$(ldd "$binary")
+if grep -Ei "libcurl|libcrypto|libssl|libturbojpeg|libjpeg|libpng" <<<"$libraries"; then
+    echo "error: pick-and-mix links a C library of a target it did not pick (above)" >&2
+    exit 1
+fi
+echo "pick-and-mix: links $(grep -c '=>' <<<"$libraries") shared libraries, none of libcurl, OpenSSL, libjpeg-turbo, libpng"
