@@ -124,7 +124,7 @@ let package = Package(
         module(
             "PeregrineService",
             dependencies: [
-                "Peregrine", "PeregrineCore", "PeregrineVerification", logging,
+                "Peregrine", "PeregrineCore", logging,
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -156,16 +156,13 @@ let package = Package(
             dependencies: ["PeregrineCore", "PeregrineTransport", "PeregrineMockTransport", "PeregrineVerification"]),
 
         // The TaskStore conformance suite as a library: the checks every store must pass.
-        module("PeregrineStorageTestKit", dependencies: ["PeregrineCore", "PeregrineStorage"]),
+        module("PeregrineStorageTestKit", dependencies: ["PeregrineStorage"]),
 
-        // Test support: a loopback HTTP server that serves the mock transport's routes, an nginx
-        // launcher, certificate generation, and the Transport conformance scenarios.
+        // Test support: nginx and lighttpd launchers, certificates, child processes, a seeded
+        // generator; it re-exports the Transport conformance kit.
         .target(
             name: "TestSupport",
-            dependencies: [
-                "PeregrineCore", "PeregrineTransport", "PeregrineMockTransport", "PeregrineVerification",
-                "PeregrineTransportTestKit",
-            ],
+            dependencies: ["PeregrineCore", "PeregrineVerification", "PeregrineTransportTestKit"],
             path: "Tests/TestSupport"
         ),
 
