@@ -49,12 +49,7 @@ public final class LighttpdServer: Sendable {
     /// The document root: a file at `rootDirectory + "/a/b.bin"` is served as `/a/b.bin`.
     public let rootDirectory: String
 
-    private let state = Mutex<State>(State())
-
-    private struct State {
-        var running: RunningLighttpd?
-        var port: Int?
-    }
+    private let server: WatchedServer
 
     /// Prepares the directory, the document root and the password files' text; nothing runs
     /// until ``start()``.
@@ -87,13 +82,14 @@ public final class LighttpdServer: Sendable {
             directory.remove()
             throw LighttpdServerError("cannot prepare the server's files in \(directory): \(error)")
         }
+        server = WatchedServer(name: "lighttpd", directory: directory)
     }
 
     deinit { stop() }
 
     /// The port listened on. Only valid while the server is running.
     public var port: Int {
-        guard let port = state.withLock({ $0.port }) else { preconditionFailure("start() the lighttpd server first") }
+        guard let port = server.ports?.first else { preconditionFailure("start() the lighttpd server first") }
         return port
     }
 
@@ -107,15 +103,10 @@ public final class LighttpdServer: Sendable {
     public func documentPath(_ path: String) -> String { rootDirectory + Self.absolute(path) }
 
     /// Whether lighttpd is running.
-    public var isRunning: Bool { state.withLock { $0.running?.process.isRunning ?? false } }
+    public var isRunning: Bool { server.isRunning }
 
     /// lighttpd's error log and console output so far.
-    public var errorLog: String {
-        let parts = [directory.path("error.log"), directory.path("console.log")].compactMap {
-            FileManager.default.contents(atPath: $0).map { String(decoding: $0, as: UTF8.self) }
-        }
-        return parts.filter { !$0.isEmpty }.joined(separator: "\n")
-    }
+    public var errorLog: String { server.errorLog }
 
     /// The requests lighttpd has read, oldest first, from its request-header log.
     public var receivedRequests: [LighttpdRequest] {
@@ -138,49 +129,25 @@ public final class LighttpdServer: Sendable {
     ///   configuration or does not come up within ``Configuration/startTimeout``. lighttpd is
     ///   not left running when this throws.
     public func start() async throws(LighttpdServerError) {
-        precondition(state.withLock { $0.running == nil }, "this lighttpd server was already started")
         try await writePasswordFile()
-        var lastLog = ""
-        for _ in 0..<configuration.bindAttempts {
-            let port: Int
+        _ = try await server.start(
+            portCount: 1, bindAttempts: configuration.bindAttempts, startTimeout: configuration.startTimeout
+        ) { (ports) throws(ServerProcessError) in
+            let configPath = directory.path("lighttpd.conf")
+            let text = configuration.render(directory: directory.path, root: rootDirectory, port: ports[0])
             do {
-                port = try FreePort.pick()
+                try text.write(toFile: configPath, atomically: true, encoding: .utf8)
             } catch {
-                throw LighttpdServerError("no free port on 127.0.0.1: \(error)")
+                throw ServerProcessError("cannot write \(configPath): \(error)")
             }
-            let running = try launch(port: port)
-            switch await waitUntilReady(running, port: port) {
-            case .ready:
-                state.withLock { $0.port = port }
-                return
-            case .portTaken(let log):
-                lastLog = log
-                shutDown(running)
-            case .failed(let message, let log):
-                shutDown(running)
-                throw LighttpdServerError(message, errorLog: log)
-            }
+            return WatchedServer.Command(executable: configuration.executablePath, arguments: ["-D", "-f", configPath])
         }
-        throw LighttpdServerError(
-            "lighttpd could not bind a free port in \(configuration.bindAttempts) attempts", errorLog: lastLog)
     }
 
     /// Stops lighttpd, waits for it to exit and removes the server's directory.
     ///
     /// Safe to call more than once, and when ``start()`` failed or was never called.
-    public func stop() {
-        let running = state.withLock { state in
-            defer {
-                state.running = nil
-                state.port = nil
-            }
-            return state.running
-        }
-        if let running { shutDown(running) }
-        directory.remove()
-    }
-
-    // MARK: - Launching
+    public func stop() { server.stop() }
 
     private func writePasswordFile() async throws(LighttpdServerError) {
         let path = directory.path("htpasswd")
@@ -202,120 +169,5 @@ public final class LighttpdServer: Sendable {
         }
     }
 
-    /// The `/bin/sh` script that runs lighttpd (its arguments) and ends it when standard input
-    /// reaches end of file, which happens when ``stop()`` closes the pipe or this process dies.
-    private static let watchdogScript = """
-        exec 3<&0
-        "$@" </dev/null 3<&- &
-        server=$!
-        { read -r _ignored; kill -TERM "$server" 2>/dev/null; } <&3 &
-        watcher=$!
-        exec 3<&-
-        wait "$server"
-        status=$?
-        kill "$watcher" 2>/dev/null
-        exit "$status"
-        """
-
-    private func launch(port: Int) throws(LighttpdServerError) -> RunningLighttpd {
-        let configPath = directory.path("lighttpd.conf")
-        let consolePath = directory.path("console.log")
-        for stale in [directory.path("error.log"), consolePath, directory.path("lighttpd.pid")] {
-            try? FileManager.default.removeItem(atPath: stale)
-        }
-        let text = configuration.render(directory: directory.path, root: rootDirectory, port: port)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "--default-signal", "/bin/sh", "-c", Self.watchdogScript, "lighttpd-watchdog",
-            configuration.executablePath, "-D", "-f", configPath,
-        ]
-        let input = Pipe()
-        _ = fcntl(input.fileHandleForWriting.fileDescriptor, F_SETFD, FD_CLOEXEC)
-        _ = fcntl(input.fileHandleForReading.fileDescriptor, F_SETFD, FD_CLOEXEC)
-        process.standardInput = input
-        let exited = DispatchSemaphore(value: 0)
-        process.terminationHandler = { _ in exited.signal() }
-        do {
-            try text.write(toFile: configPath, atomically: true, encoding: .utf8)
-            _ = FileManager.default.createFile(atPath: consolePath, contents: nil)
-            let console = try FileHandle(forWritingTo: URL(fileURLWithPath: consolePath))
-            defer { try? console.close() }
-            process.standardOutput = console
-            process.standardError = console
-            try process.run()
-        } catch {
-            throw LighttpdServerError("cannot launch \(configuration.executablePath): \(error)", errorLog: errorLog)
-        }
-        try? input.fileHandleForReading.close()
-        let running = RunningLighttpd(process: process, input: input.fileHandleForWriting, exited: exited)
-        state.withLock { $0.running = running }
-        return running
-    }
-
-    private enum Readiness {
-        case ready
-        case portTaken(log: String)
-        case failed(String, log: String)
-    }
-
-    private func waitUntilReady(_ running: RunningLighttpd, port: Int) async -> Readiness {
-        let clock = ContinuousClock()
-        let deadline = clock.now + configuration.startTimeout
-        let pidPath = directory.path("lighttpd.pid")
-        while true {
-            let log = errorLog
-            if log.contains("Address already in use") { return .portTaken(log: log) }
-            if !running.process.isRunning {
-                return .failed(
-                    "lighttpd exited with status \(running.process.terminationStatus) while starting", log: errorLog)
-            }
-            if FileManager.default.fileExists(atPath: pidPath), FreePort.isAccepting(port) {
-                return .ready
-            }
-            if clock.now >= deadline {
-                return .failed(
-                    "lighttpd did not accept connections on 127.0.0.1:\(port) within \(configuration.startTimeout)",
-                    log: log)
-            }
-            do {
-                try await Task.sleep(for: .milliseconds(20))
-            } catch {
-                return .failed("starting lighttpd was cancelled", log: log)
-            }
-        }
-    }
-
-    /// Ends lighttpd and its watchdog and waits for them: closing the watchdog's input stops
-    /// lighttpd with SIGTERM; after 5 s it is killed, then the watchdog.
-    private func shutDown(_ running: RunningLighttpd) {
-        state.withLock { state in
-            if state.running === running { state.running = nil }
-        }
-        try? running.input.close()
-        guard running.exited.wait(timeout: .now() + .seconds(5)) == .timedOut else { return }
-        if let text = try? String(contentsOfFile: directory.path("lighttpd.pid"), encoding: .utf8),
-            let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)), pid > 0
-        {
-            _ = kill(pid, SIGKILL)
-            guard running.exited.wait(timeout: .now() + .seconds(5)) == .timedOut else { return }
-        }
-        _ = kill(running.process.processIdentifier, SIGKILL)
-        _ = running.exited.wait(timeout: .now() + .seconds(5))
-    }
-
     private static func absolute(_ path: String) -> String { path.hasPrefix("/") ? path : "/" + path }
-}
-
-/// A launched watchdog and lighttpd under it.
-private final class RunningLighttpd: Sendable {
-    let process: Process
-    let input: FileHandle
-    let exited: DispatchSemaphore
-
-    init(process: Process, input: FileHandle, exited: DispatchSemaphore) {
-        self.process = process
-        self.input = input
-        self.exited = exited
-    }
 }
