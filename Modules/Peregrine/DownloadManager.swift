@@ -484,7 +484,7 @@ extension ManagerCore {
     /// or `failed` event (and those after it, to keep their order) waits until the record of the
     /// task is recorded: whoever reacts to the end of a task — and exits, say — finds it saved.
     func forward(_ event: EngineEvent, _ state: inout ManagerState) -> [(DownloadTaskHandle, EngineEvent)] {
-        state.endings.admit(event) ? publish(event, &state) : []
+        state.sequencer.admit(event) ? publish(event, &state) : []
     }
 
     /// The engine's events, as they happen (under the engine's lock): published to the

@@ -23,7 +23,6 @@ struct TaskExtras: Sendable, Hashable {
 struct ManagerState {
     var lists: [DownloadListKey: DownloadList] = [:]
     var records: [String: DownloadTaskRecord] = [:]
-    var sequences: [String: UInt64] = [:]
     var extras: [String: TaskExtras] = [:]
     /// The trashed tasks whose finished file stays when they are cleaned up.
     var trashKeepsFinishedFile: Set<String> = []
@@ -35,8 +34,9 @@ struct ManagerState {
     var listGeneration: UInt64 = 0
     var handles: [String: [DownloadTaskHandle]] = [:]
     var deleteCompletionHandler: DownloadManager.DeleteCompletionHandler?
-    /// Events of a task held back until the store has its ending (see ``ManagerCore/forward(_:_:)``).
-    var endings = EndingGate()
+    /// The order of the engine's changes, and events held until the store has their endings
+    /// (see ``ManagerCore/forward(_:_:)``).
+    var sequencer = RecordSequencer()
 }
 
 /// The part of a manager the engine calls back into — as its ``TaskRecordObserver`` (records,
@@ -96,43 +96,16 @@ final class ManagerCore: TaskRecordObserver, EngineEventObserver {
     }
 
     /// Turns record changes into store changes and list updates. `engineWaits`, when given, runs
-    /// once the changes are synced (the engine removes placed files' temporary names then).
+    /// once the changes are synced (the engine removes placed files' temporary names then);
+    /// endings (finished, failed) count as recorded once synced, and their events wait for it.
     private func record(_ changes: [TaskRecordChange], engineWaits: (@Sendable () -> Void)?) {
-        // Endings (finished, failed) written to the journal here count as recorded once synced:
-        // their events wait for the store's group commit, off this thread.
-        var endings: [String: Int] = [:]
-        // A store may call back at once, on this thread and under the state lock: `syncCall`
-        // turns that into counting the endings there, and into calling the engine after the lock.
-        let syncCall = Mutex((returned: false, calledEarly: false, durableEarly: false))
-        let handles = state.withLock { state -> [(DownloadTaskHandle, EngineEvent)] in
+        let (handles, outcome) = state.withLock { state in
+            let batch = state.sequencer.sequence(changes)
             var storeChanges: [StoreChange] = []
             var events: [DownloadManagerEvent] = []
             var touchedLists: Set<DownloadListKey> = []
-            var released: [EngineEvent] = []
-            for change in changes.sorted(by: { $0.sequence < $1.sequence }) {
+            for change in batch.fresh {
                 let url = change.urlString
-                let isEnding: Bool
-                if case .upsert(let record) = change.kind {
-                    switch record.state {
-                    case .finished, .failed: isEnding = true
-                    default: isEnding = false
-                    }
-                } else {
-                    isEnding = false
-                }
-                if let last = state.sequences[url], last >= change.sequence {
-                    // Superseded by a record already stored: the ending is as good as recorded.
-                    if isEnding { state.endings.countRecorded(url, 1) }
-                    released += state.endings.release(url)
-                    continue
-                }
-                state.sequences[url] = change.sequence
-                // The first record seen of a task may already be its ending: changes reported from
-                // two threads can arrive in either order (the later one wins by sequence).
-                if isEnding, case .upsert(let record) = change.kind, state.records[url]?.state != record.state {
-                    endings[url, default: 0] += 1
-                }
-                defer { released += state.endings.release(url) }
                 switch change.kind {
                 case .upsert(let record):
                     let previous = state.records[url]
@@ -161,41 +134,16 @@ final class ManagerCore: TaskRecordObserver, EngineEventObserver {
             for key in touchedLists.sorted() {
                 if let list = state.lists[key] { storeChanges.append(.putList(storedList(key, list, state))) }
             }
-            if endings.isEmpty, engineWaits == nil {
-                record(storeChanges)
-            } else {
-                let recorded = endings
-                let written = record(storeChanges) { [weak self] error in
-                    if let error { self?.storeFailed(error) }
-                    let early = syncCall.withLock { call in
-                        call.calledEarly = !call.returned
-                        call.durableEarly = call.calledEarly && error == nil
-                        return call.calledEarly
-                    }
-                    guard !early else { return }
-                    // The temporary names go before the endings are announced: a program that
-                    // exits on them leaves no hidden file. A failed sync leaves the names, and a
-                    // restart adopts their files.
-                    if error == nil, let engineWaits {
-                        KillPoint.reach("manager.durable")
-                        engineWaits()
-                    }
-                    self?.endingsRecorded(recorded)
-                }
-                let calledEarly = syncCall.withLock { call in
-                    call.returned = true
-                    return call.calledEarly
-                }
-                // Not written at all, or already synced: the events need not wait.
-                if !written || calledEarly {
-                    for (url, count) in endings { state.endings.countRecorded(url, count) }
-                    for url in endings.keys { released += state.endings.release(url) }
-                }
-            }
+            let outcome = DurableWrite.write(
+                storeChanges, to: store, endings: batch.endings, engineWaits: engineWaits, killPoint: "manager.durable",
+                failed: { [weak self] in self?.storeFailed($0) },
+                recorded: { [weak self] in self?.endingsRecorded($0) })
+            var released = batch.released
+            if outcome.endingsRecordedNow { released += state.sequencer.recorded(batch.endings) }
             broadcaster.yield(events)
-            return released.flatMap { publish($0, &state) }
+            return (released.flatMap { publish($0, &state) }, outcome)
         }
-        if let engineWaits, syncCall.withLock({ $0.durableEarly }) {
+        if outcome.engineWaitsAfterLock, let engineWaits {
             KillPoint.reach("manager.durable")
             engineWaits()
         }
@@ -217,14 +165,7 @@ final class ManagerCore: TaskRecordObserver, EngineEventObserver {
 
     /// Counts endings as recorded once the store synced them, and lets their events go.
     private func endingsRecorded(_ endings: [String: Int]) {
-        let handles = state.withLock { state -> [(DownloadTaskHandle, EngineEvent)] in
-            var released: [EngineEvent] = []
-            for (url, count) in endings {
-                state.endings.countRecorded(url, count)
-                released += state.endings.release(url)
-            }
-            return released.flatMap { publish($0, &state) }
-        }
+        let handles = state.withLock { state in state.sequencer.recorded(endings).flatMap { publish($0, &state) } }
         deliver(handles)
     }
 
@@ -237,19 +178,6 @@ final class ManagerCore: TaskRecordObserver, EngineEventObserver {
             try store.record(changes)
         } catch {
             storeFailed(error)
-        }
-    }
-
-    /// Records changes, in order, without waiting for their sync: `whenDurable` runs once they
-    /// are synced, or failed to be. Returns false, without calling it, when the store refused
-    /// them (logged and kept in ``lastStoreError``).
-    func record(_ changes: [StoreChange], whenDurable: @escaping @Sendable (StoreError?) -> Void) -> Bool {
-        do {
-            try store.record(changes, whenDurable: whenDurable)
-            return true
-        } catch {
-            storeFailed(error)
-            return false
         }
     }
 

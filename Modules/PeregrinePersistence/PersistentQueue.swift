@@ -116,15 +116,9 @@ public enum PersistentQueueError: Error, Sendable, CustomStringConvertible {
 /// Turns the engine's record changes into store changes, in sequence order, and holds endings'
 /// events until the store has them.
 final class StoreRecorder: TaskRecordObserver, EngineEventObserver {
-    private struct State {
-        var sequences: [String: UInt64] = [:]
-        var states: [String: DownloadState] = [:]
-        var endings = EndingGate()
-    }
-
     let broadcaster = EventBroadcaster()
     let lastError = Mutex<StoreError?>(nil)
-    private let state = Mutex(State())
+    private let sequencer = Mutex(RecordSequencer())
     private let store: any TaskStore
     private let logger: Logger
 
@@ -134,7 +128,7 @@ final class StoreRecorder: TaskRecordObserver, EngineEventObserver {
     }
 
     func engineDidEmit(_ events: [EngineEvent]) -> (@Sendable () -> Void)? {
-        state.withLock { state in broadcaster.yield(events.filter { state.endings.admit($0) }) }
+        sequencer.withLock { sequencer in broadcaster.yield(events.filter { sequencer.admit($0) }) }
         return nil
     }
 
@@ -146,119 +140,33 @@ final class StoreRecorder: TaskRecordObserver, EngineEventObserver {
         record(changes, engineWaits: whenDurable)
     }
 
-    /// Writes the changes under the lock (so the store gets them in sequence order); endings
-    /// count as recorded once synced, and `engineWaits` runs then.
     private func record(_ changes: [TaskRecordChange], engineWaits: (@Sendable () -> Void)?) {
-        let call = SyncCall()
-        state.withLock { state in
-            var storeChanges: [StoreChange] = []
-            var endings: [String: Int] = [:]
-            var released: [EngineEvent] = []
-            for change in changes.sorted(by: { $0.sequence < $1.sequence }) {
-                let url = change.urlString
-                var isEnding = false
-                if case .upsert(let record) = change.kind {
-                    switch record.state {
-                    case .finished, .failed: isEnding = true
-                    default: break
-                    }
-                }
-                if let last = state.sequences[url], last >= change.sequence {
-                    // Superseded by a record already stored: the ending is as good as recorded.
-                    if isEnding { state.endings.countRecorded(url, 1) }
-                    released += state.endings.release(url)
-                    continue
-                }
-                state.sequences[url] = change.sequence
+        let outcome = sequencer.withLock { sequencer in
+            let batch = sequencer.sequence(changes)
+            let storeChanges: [StoreChange] = batch.fresh.map { change in
                 switch change.kind {
-                case .upsert(let record):
-                    if isEnding, state.states[url] != record.state { endings[url, default: 0] += 1 }
-                    state.states[url] = record.state
-                    storeChanges.append(.putTask(StoredTask(record)))
-                case .remove:
-                    state.states[url] = nil
-                    storeChanges.append(.removeTask(urlString: url))
-                }
-                released += state.endings.release(url)
-            }
-            if endings.isEmpty, engineWaits == nil {
-                write(storeChanges)
-            } else {
-                let recorded = endings
-                let written = write(storeChanges) { [weak self] error in
-                    if let error { self?.failed(error) }
-                    guard !call.callback(durable: error == nil) else { return }
-                    if error == nil, let engineWaits { engineWaits() }
-                    self?.endingsRecorded(recorded)
-                }
-                // Not written at all, or already synced on this thread: the events need not wait.
-                if call.returned() || !written {
-                    for (url, count) in endings { state.endings.countRecorded(url, count) }
-                    for url in endings.keys { released += state.endings.release(url) }
+                case .upsert(let record): .putTask(StoredTask(record))
+                case .remove(let url): .removeTask(urlString: url)
                 }
             }
+            let outcome = DurableWrite.write(
+                storeChanges, to: store, endings: batch.endings, engineWaits: engineWaits, killPoint: "queue.durable",
+                failed: { [weak self] in self?.failed($0) },
+                recorded: { [weak self] in self?.endingsRecorded($0) })
+            var released = batch.released
+            if outcome.endingsRecordedNow { released += sequencer.recorded(batch.endings) }
             broadcaster.yield(released)
+            return outcome
         }
-        // A store that synced on this thread, under the lock: the engine is called after it.
-        if let engineWaits, call.wasDurableEarly { engineWaits() }
+        if outcome.engineWaitsAfterLock, let engineWaits { engineWaits() }
     }
 
     private func endingsRecorded(_ endings: [String: Int]) {
-        state.withLock { state in
-            var released: [EngineEvent] = []
-            for (url, count) in endings {
-                state.endings.countRecorded(url, count)
-                released += state.endings.release(url)
-            }
-            broadcaster.yield(released)
-        }
-    }
-
-    private func write(_ changes: [StoreChange]) {
-        guard !changes.isEmpty else { return }
-        do {
-            try store.record(changes)
-        } catch {
-            failed(error)
-        }
-    }
-
-    private func write(_ changes: [StoreChange], whenDurable: @escaping @Sendable (StoreError?) -> Void) -> Bool {
-        do {
-            try store.record(changes, whenDurable: whenDurable)
-            return true
-        } catch {
-            failed(error)
-            return false
-        }
+        sequencer.withLock { sequencer in broadcaster.yield(sequencer.recorded(endings)) }
     }
 
     private func failed(_ error: StoreError) {
         lastError.withLock { $0 = error }
         logger.error("store failed to record changes", metadata: ["error": "\(error)"])
     }
-}
-
-/// Whether a store called back before `record` returned (on the caller's thread, under its lock).
-private final class SyncCall: Sendable {
-    private let state = Mutex((returned: false, calledEarly: false, durableEarly: false))
-
-    /// The callback ran; true when `record` had not returned yet.
-    func callback(durable: Bool) -> Bool {
-        state.withLock { call in
-            call.calledEarly = !call.returned
-            call.durableEarly = call.calledEarly && durable
-            return call.calledEarly
-        }
-    }
-
-    /// `record` returned; true when the callback already ran.
-    func returned() -> Bool {
-        state.withLock { call in
-            call.returned = true
-            return call.calledEarly
-        }
-    }
-
-    var wasDurableEarly: Bool { state.withLock { $0.durableEarly } }
 }

@@ -1,0 +1,154 @@
+import PeregrineEngine
+import PeregrineStorage
+import Synchronization
+
+/// The bookkeeping every recorder of engine changes needs: the changes of a batch in sequence
+/// order with stale ones dropped (the engine reports from several threads, and the later change
+/// wins), the endings (`finished`, `failed`) each batch announces for the first time, and the
+/// ``EndingGate`` that holds events until the store has those endings.
+///
+/// Not thread-safe: keep it under the lock that also orders the store writes.
+package struct RecordSequencer: Sendable {
+    private var sequences: [String: UInt64] = [:]
+    private var states: [String: DownloadState] = [:]
+    private var gate = EndingGate()
+
+    package init() {}
+
+    /// A batch in order.
+    package struct Batch {
+        /// The changes newer than any applied before, in sequence order.
+        package var fresh: [TaskRecordChange] = []
+        /// How many new endings of each task the fresh changes carry.
+        package var endings: [String: Int] = [:]
+        /// Held events that may go now (stale endings count as recorded).
+        package var released: [EngineEvent] = []
+    }
+
+    /// Whether an event may be published now; see ``EndingGate/admit(_:)``.
+    package mutating func admit(_ event: EngineEvent) -> Bool { gate.admit(event) }
+
+    /// Orders a batch of changes. A change no newer than one applied for its task is dropped,
+    /// and its ending, if any, is as good as recorded: a later record superseded it.
+    package mutating func sequence(_ changes: [TaskRecordChange]) -> Batch {
+        var batch = Batch()
+        var touched: [String] = []
+        for change in changes.sorted(by: { $0.sequence < $1.sequence }) {
+            let url = change.urlString
+            touched.append(url)
+            var ending: DownloadState?
+            if case .upsert(let record) = change.kind {
+                switch record.state {
+                case .finished, .failed: ending = record.state
+                default: break
+                }
+            }
+            if let last = sequences[url], last >= change.sequence {
+                if ending != nil { gate.countRecorded(url, 1) }
+                continue
+            }
+            sequences[url] = change.sequence
+            switch change.kind {
+            case .upsert(let record):
+                // The first record seen of a task may already be its ending: changes reported
+                // from two threads can arrive in either order.
+                if ending != nil, states[url] != record.state { batch.endings[url, default: 0] += 1 }
+                states[url] = record.state
+            case .remove:
+                states[url] = nil
+            }
+            batch.fresh.append(change)
+        }
+        var seen: Set<String> = []
+        for url in touched where seen.insert(url).inserted { batch.released += gate.release(url) }
+        return batch
+    }
+
+    /// Counts endings as recorded (synced, or never to be) and returns the held events that
+    /// may go now.
+    package mutating func recorded(_ endings: [String: Int]) -> [EngineEvent] {
+        var released: [EngineEvent] = []
+        for (url, count) in endings.sorted(by: { $0.key < $1.key }) {
+            gate.countRecorded(url, count)
+            released += gate.release(url)
+        }
+        return released
+    }
+}
+
+/// Records store changes for a batch of engine changes, and tells when what waits on them may go.
+package enum DurableWrite {
+    /// What the caller does next, under its lock and after it.
+    package struct Outcome {
+        /// The endings count as recorded now (nothing was written, or the store synced on this
+        /// thread): call ``RecordSequencer/recorded(_:)`` with them under the lock.
+        package var endingsRecordedNow = false
+        /// The store synced on this thread: run the engine's `whenDurable` after the lock.
+        package var engineWaitsAfterLock = false
+    }
+
+    /// Records `changes` in `store`, under the caller's lock (so that the store gets them in
+    /// sequence order). With no endings and nobody waiting, it returns at once. Otherwise it
+    /// asks the store to call back once they are synced; then `engineWaits` runs (the engine
+    /// removes placed files' temporary names: before the endings are announced, so a program
+    /// that exits on them leaves no hidden file; a failed sync leaves the names, and a restart
+    /// adopts their files), and `recorded` gets the endings. A store that calls back before
+    /// `record` returns — on this thread, under the caller's lock — gets the outcome instead.
+    package static func write(
+        _ changes: [StoreChange], to store: any TaskStore, endings: [String: Int],
+        engineWaits: (@Sendable () -> Void)?, killPoint: StaticString,
+        failed: @escaping @Sendable (StoreError) -> Void,
+        recorded: @escaping @Sendable ([String: Int]) -> Void
+    ) -> Outcome {
+        if endings.isEmpty, engineWaits == nil {
+            guard !changes.isEmpty else { return Outcome() }
+            do {
+                try store.record(changes)
+            } catch {
+                failed(error)
+            }
+            return Outcome()
+        }
+        let call = SyncCall()
+        do {
+            try store.record(changes) { error in
+                if let error { failed(error) }
+                guard !call.callback(durable: error == nil) else { return }
+                if error == nil, let engineWaits {
+                    KillPoint.reach(killPoint)
+                    engineWaits()
+                }
+                recorded(endings)
+            }
+        } catch {
+            failed(error)
+            return Outcome(endingsRecordedNow: true)
+        }
+        let early = call.returned()
+        return Outcome(endingsRecordedNow: early, engineWaitsAfterLock: early && call.wasDurableEarly)
+    }
+}
+
+/// Whether a store called back before `record` returned.
+private final class SyncCall: Sendable {
+    private let state = Mutex((returned: false, calledEarly: false, durableEarly: false))
+
+    /// The callback ran; true when `record` had not returned yet.
+    func callback(durable: Bool) -> Bool {
+        state.withLock { call in
+            call.calledEarly = !call.returned
+            call.durableEarly = call.calledEarly && durable
+            return call.calledEarly
+        }
+    }
+
+    /// `record` returned; true when the callback already ran.
+    func returned() -> Bool {
+        state.withLock { call in
+            call.returned = true
+            return call.calledEarly
+        }
+    }
+
+    var wasDurableEarly: Bool { state.withLock { $0.durableEarly } }
+}
