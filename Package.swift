@@ -205,7 +205,7 @@ let package = Package(
             dependencies: [
                 "Peregrine", "PeregrineEngine", "PeregrineCore", "PeregrineTransport", "PeregrineMockTransport",
                 "PeregrineCurlTransport", "PeregrineStorage", "PeregrineJSONStorage", "PeregrinePlistStorage",
-                "PeregrineSorting", "PeregrineThumbnails", "PeregrineVerification", "TestSupport",
+                "PeregrineSorting", "PeregrineThumbnails", "PeregrineVerification", "PeregrineAuth", "TestSupport",
             ]
         ),
         tests(

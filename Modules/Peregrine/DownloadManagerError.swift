@@ -1,11 +1,13 @@
+import PeregrineCore
+
 /// Why a ``DownloadManager`` call changed nothing, or why a manager could not be made.
 ///
 /// A struct with static codes so that the set can grow. Every throwing operation of the
 /// manager checks its input first and throws before it changes anything.
-public struct DownloadManagerError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct DownloadManagerError: PeregrineError {
     /// A kind of problem.
-    public struct Code: Sendable, Hashable, CustomStringConvertible {
-        let name: String
+    public struct Code: PeregrineErrorCode {
+        public let name: String
         /// No task (in the list, or in the trash, as the operation needs) has this URL string.
         public static let unknownTask = Code(name: "unknown task")
         /// An index path is outside the download list.
@@ -40,7 +42,6 @@ public struct DownloadManagerError: Error, Sendable, Hashable, CustomStringConve
         public static let invalidChecksum = Code(name: "invalid checksum")
         /// The task is in the trash: restore it (or clean it up) first.
         public static let inTrash = Code(name: "in the trash")
-        public var description: String { name }
     }
 
     /// What went wrong.
@@ -53,8 +54,6 @@ public struct DownloadManagerError: Error, Sendable, Hashable, CustomStringConve
         self.code = code
         self.message = message
     }
-
-    public var description: String { "\(code): \(message)" }
 
     static func unknown(_ urlString: String) -> DownloadManagerError {
         DownloadManagerError(.unknownTask, "no task with the URL \(urlString)")

@@ -1,15 +1,16 @@
+import PeregrineCore
+
 /// Why a `WWW-Authenticate` or `Proxy-Authenticate` value, or one challenge in it, was refused.
 ///
 /// A struct with static codes so that the set can grow. The message is bounded and quotes the
 /// server's text only as a short excerpt with control characters escaped, so a hostile header
 /// never floods a log.
-public struct ChallengeError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct ChallengeError: PeregrineError {
     /// A kind of problem.
-    public struct Code: Sendable, Hashable, CustomStringConvertible {
+    public struct Code: PeregrineErrorCode {
         /// A stable short name.
         public let name: String
         init(_ name: String) { self.name = name }
-        public var description: String { name }
 
         /// The field value is empty or only separators.
         public static let empty = Code("empty challenge")

@@ -1,11 +1,12 @@
+import PeregrineCore
+
 /// Why a credential cannot be sent with a scheme.
-public struct CredentialError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct CredentialError: PeregrineError {
     /// A kind of problem.
-    public struct Code: Sendable, Hashable, CustomStringConvertible {
+    public struct Code: PeregrineErrorCode {
         /// A stable short name.
         public let name: String
         init(_ name: String) { self.name = name }
-        public var description: String { name }
 
         /// A Basic user name with a colon.
         public static let colonInUser = Code("colon in the user name")
@@ -23,6 +24,4 @@ public struct CredentialError: Error, Sendable, Hashable, CustomStringConvertibl
         self.code = code
         self.message = message
     }
-
-    public var description: String { "\(code): \(message)" }
 }

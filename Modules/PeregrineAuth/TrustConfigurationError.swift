@@ -1,11 +1,12 @@
+import PeregrineCore
+
 /// Why a ``ServerTrustMap`` was refused when it was made.
-public struct TrustConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct TrustConfigurationError: PeregrineError {
     /// A kind of problem.
-    public struct Code: Sendable, Hashable, CustomStringConvertible {
+    public struct Code: PeregrineErrorCode {
         /// A stable short name.
         public let name: String
         init(_ name: String) { self.name = name }
-        public var description: String { name }
 
         /// A pin that is not the base64 of a 32-byte SHA-256 digest, or pinning without a pin.
         public static let invalidPin = Code("invalid public-key pin")
@@ -27,6 +28,4 @@ public struct TrustConfigurationError: Error, Sendable, Hashable, CustomStringCo
         self.code = code
         self.message = message
     }
-
-    public var description: String { "\(code): \(message)" }
 }

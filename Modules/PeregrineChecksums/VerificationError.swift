@@ -1,13 +1,15 @@
+import PeregrineCore
+
 /// Why a digest could not be computed, a checksum could not be read, or a file could not be verified.
 ///
 /// A struct with static codes (as in swift-nio's `FileSystemError`) so that the set can grow.
 /// ``message`` says what happened and, where it helps, what to do; it is at most 500
 /// characters, and echoes of the offending input are cut short. A *mismatch* is not an error:
 /// it is a ``VerificationResult``.
-public struct VerificationError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct VerificationError: PeregrineError {
     /// A kind of failure.
-    public struct Code: Sendable, Hashable, CustomStringConvertible {
-        let name: String
+    public struct Code: PeregrineErrorCode {
+        public let name: String
 
         /// The algorithm is unknown, or the digest provider does not offer it.
         public static let unsupportedAlgorithm = Code(name: "unsupported algorithm")
@@ -44,8 +46,6 @@ public struct VerificationError: Error, Sendable, Hashable, CustomStringConverti
         /// A ``HashingSink`` was used out of order: written to or primed after it finished, or
         /// primed after its first write.
         public static let invalidUse = Code(name: "invalid use")
-
-        public var description: String { name }
     }
 
     /// What kind of failure.
@@ -75,6 +75,4 @@ public struct VerificationError: Error, Sendable, Hashable, CustomStringConverti
         }
         return "\"\(shown)\(text.count > limit ? "…" : "")\""
     }
-
-    public var description: String { "\(code): \(message)" }
 }

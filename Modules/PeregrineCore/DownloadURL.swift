@@ -124,10 +124,10 @@ public struct Origin: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Why a URL string was refused before any I/O.
-public struct URLValidationError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct URLValidationError: PeregrineError {
     /// The kind of problem. A struct with static members so that the set can grow.
-    public struct Code: Sendable, Hashable, CustomStringConvertible {
-        let name: String
+    public struct Code: PeregrineErrorCode {
+        public let name: String
         /// The string is empty.
         public static let empty = Code(name: "empty URL")
         /// The string does not parse as a URL.
@@ -140,7 +140,6 @@ public struct URLValidationError: Error, Sendable, Hashable, CustomStringConvert
         public static let missingHost = Code(name: "URL without a host")
         /// The port is outside 1…65535.
         public static let invalidPort = Code(name: "invalid port")
-        public var description: String { name }
     }
 
     /// What is wrong.
@@ -156,6 +155,9 @@ public struct URLValidationError: Error, Sendable, Hashable, CustomStringConvert
         self.urlString = urlString.count > 200 ? String(urlString.prefix(200)) + "…" : urlString
         self.detail = detail
     }
+
+    /// The refused URL string, and what is wrong with it.
+    public var message: String { description }
 
     public var description: String {
         "\(code) \"\(urlString)\"" + (detail.map { ": \($0)" } ?? "")

@@ -1,13 +1,14 @@
+import PeregrineCore
+
 /// Why a ``DownloadEngine`` or one of its parts (a ``BackoffRetryPolicy``) could not be created.
-public struct EngineError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct EngineError: PeregrineError {
     /// A kind of problem; a struct with static members so that the set can grow.
-    public struct Code: Sendable, Hashable, CustomStringConvertible {
-        let name: String
+    public struct Code: PeregrineErrorCode {
+        public let name: String
         /// The download directory does not exist and cannot be created, or is not a directory.
         public static let directoryUnavailable = Code(name: "download directory unavailable")
         /// A setting is out of its range (a negative retry count, say).
         public static let invalidArgument = Code(name: "invalid argument")
-        public var description: String { name }
     }
 
     /// What went wrong.
@@ -20,6 +21,4 @@ public struct EngineError: Error, Sendable, Hashable, CustomStringConvertible {
         self.code = code
         self.message = message
     }
-
-    public var description: String { "\(code): \(message)" }
 }

@@ -23,15 +23,14 @@ public struct TaskOperationResult: Sendable, Hashable {
 }
 
 /// Why an operation left a task unchanged.
-public struct TaskOperationError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct TaskOperationError: PeregrineError {
     /// A kind of refusal; a struct with static members so that the set can grow.
-    public struct Code: Sendable, Hashable, CustomStringConvertible {
-        let name: String
+    public struct Code: PeregrineErrorCode {
+        public let name: String
         /// No task has this URL string.
         public static let unknownTask = Code(name: "unknown task")
         /// The task's state does not allow the operation.
         public static let illegalTransition = Code(name: "operation not allowed in this state")
-        public var description: String { name }
     }
 
     /// What kind of refusal.
@@ -47,6 +46,9 @@ public struct TaskOperationError: Error, Sendable, Hashable, CustomStringConvert
         self.urlString = urlString
         self.transition = transition
     }
+
+    /// The task's URL string, and why its state refused the operation when that is known.
+    public var message: String { transition.map { "\(urlString): \($0)" } ?? urlString }
 
     public var description: String {
         if let transition { return "\(urlString): \(transition)" }

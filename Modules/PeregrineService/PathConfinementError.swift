@@ -1,8 +1,10 @@
+import PeregrineCore
+
 /// Why a client's `dir` or `out` was refused: it would make the service write outside the
 /// download root it was started with, or somewhere the engine cannot put a file yet.
-public struct PathConfinementError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct PathConfinementError: PeregrineError {
     /// A kind of refusal.
-    public struct Code: Sendable, Hashable, CustomStringConvertible {
+    public struct Code: PeregrineErrorCode {
         /// A stable short name.
         public let name: String
         /// The path names a parent directory (`..`).
@@ -14,7 +16,6 @@ public struct PathConfinementError: Error, Sendable, Hashable, CustomStringConve
         /// A directory inside the root other than the root itself: the engine writes every
         /// file into one directory today.
         public static let subdirectoryUnsupported = Code(name: "subdirectory not supported")
-        public var description: String { name }
     }
 
     /// The kind of refusal.
@@ -27,6 +28,9 @@ public struct PathConfinementError: Error, Sendable, Hashable, CustomStringConve
         self.code = code
         self.path = String(path.prefix(300))
     }
+
+    /// What happened, with the refused path.
+    public var message: String { description }
 
     public var description: String {
         switch code {

@@ -1,10 +1,12 @@
+import PeregrineCore
+
 /// Why the download list refused an operation. The list is unchanged when one is thrown.
 ///
 /// A struct with static codes (as in swift-nio's `FileSystemError`) so that the set can grow.
-public struct DownloadListError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct DownloadListError: PeregrineError {
     /// A kind of refusal.
-    public struct Code: Sendable, Hashable, CustomStringConvertible {
-        let name: String
+    public struct Code: PeregrineErrorCode {
+        public let name: String
 
         /// A section index outside `0 ..< sectionCount` (or `0 ... sectionCount` where a new
         /// section is inserted).
@@ -31,8 +33,6 @@ public struct DownloadListError: Error, Sendable, Hashable, CustomStringConverti
         /// A saved state that cannot be restored: a URL twice, a URL without its item or an item
         /// without its URL, an empty section in a predefined mode.
         public static let invalidState = Code(name: "invalid saved state")
-
-        public var description: String { name }
     }
 
     /// What kind of refusal.
@@ -45,6 +45,4 @@ public struct DownloadListError: Error, Sendable, Hashable, CustomStringConverti
         self.code = code
         self.message = message.count > 300 ? String(message.prefix(300)) + "…" : message
     }
-
-    public var description: String { "\(code): \(message)" }
 }

@@ -326,10 +326,10 @@ public struct StoreSnapshot: Sendable, Hashable {
 }
 
 /// Why a store could not read or write.
-public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct StoreError: PeregrineError {
     /// The kind of failure.
-    public struct Code: Sendable, Hashable, CustomStringConvertible {
-        private let name: String
+    public struct Code: PeregrineErrorCode {
+        public let name: String
         private init(_ name: String) { self.name = name }
         /// A file could not be read or written (permissions, I/O error).
         public static let ioFailed = Code("ioFailed")
@@ -345,7 +345,6 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let invalidIdentifier = Code("invalidIdentifier")
         /// The store was closed.
         public static let closed = Code("closed")
-        public var description: String { name }
     }
 
     /// The kind of failure.

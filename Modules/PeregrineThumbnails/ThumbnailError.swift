@@ -1,18 +1,20 @@
+import PeregrineCore
+
 /// Why a thumbnail, an image decode or a cache operation failed.
 ///
 /// A struct with static codes rather than a closed enum, so that codes can be added without breaking
 /// anyone's `switch`. Compare ``code`` against the static members; ``message`` says what happened
 /// for people (bounded in length, never a stack).
-public struct ThumbnailError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct ThumbnailError: PeregrineError {
     /// A stable category of failure.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
+    public struct Code: PeregrineErrorCode {
         /// The code's stable name, such as `corruptImage`.
         public let rawValue: String
 
         /// Makes a code; the static members are the ones Peregrine reports.
         public init(_ rawValue: String) { self.rawValue = rawValue }
 
-        public var description: String { rawValue }
+        public var name: String { rawValue }
 
         /// The file does not exist or cannot be opened or read (permissions, a directory, an I/O error).
         public static let unreadableFile = Code("unreadableFile")
@@ -51,5 +53,4 @@ public struct ThumbnailError: Error, Hashable, Sendable, CustomStringConvertible
         self.message = message.count > 300 ? String(message.prefix(297)) + "..." : message
     }
 
-    public var description: String { "\(code): \(message)" }
 }

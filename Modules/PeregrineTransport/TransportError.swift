@@ -5,13 +5,12 @@ import PeregrineCore
 /// A struct with static codes (as in swift-nio's `FileSystemError`) so the set can grow.
 /// ``description`` is bounded and says what happened; ``failureReason`` maps it to the
 /// engine's ``FailureReason``.
-public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct TransportError: PeregrineError {
     /// A kind of transport failure.
-    public struct Code: Sendable, Hashable, CustomStringConvertible {
+    public struct Code: PeregrineErrorCode {
         /// A stable short name.
         public let name: String
         init(_ name: String) { self.name = name }
-        public var description: String { name }
 
         /// The request was refused before any I/O (bad URL, credentials over plain http).
         public static let invalidRequest = Code("invalid request")
@@ -70,8 +69,6 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
         self.url = url
         self.errno = errno
     }
-
-    public var description: String { "\(code): \(message)" }
 
     /// The engine's failure reason for this error.
     public var failureReason: FailureReason {
