@@ -1,5 +1,5 @@
-import PeregrineCore
 import PeregrineChecksums
+import PeregrineCore
 
 extension DownloadEngine {
     // MARK: Adding
@@ -74,7 +74,10 @@ extension DownloadEngine {
                     temporaryFileName: state.temporaryName(),
                     preferredFileName: item.preferredFileName, checksum: item.checksum, addedAt: now,
                     checksumURL: item.checksum == nil ? item.checksumURL : nil,
-                    verificationRetry: item.verificationRetry)
+                    verificationRetry: item.verificationRetry,
+                    maxConnections: item.maxConnections.map {
+                        min(max($0, Segmentation.connectionRange.lowerBound), Segmentation.connectionRange.upperBound)
+                    })
                 insert(url: url, record: record, machine: TaskStateMachine(), &state)
                 state.tasks[url.string]?.completion = completion
                 try? transition(url.string, .add, &state, &effects)

@@ -1,6 +1,6 @@
+import PeregrineChecksums
 import PeregrineCore
 import PeregrineTransport
-import PeregrineChecksums
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -21,7 +21,11 @@ extension DownloadEngine {
         // Pieces kept from a segmented download are fetched around, never truncated away, even
         // when splitting is off now (one connection then takes the holes one after another).
         let keptRanges = attempt.resumeRecord?.completedRanges ?? []
-        let segmentation = configuration.segmentation
+        var segmentation = configuration.segmentation
+        if let connections = attempt.context.maxConnections {
+            segmentation = Segmentation(
+                maxConnectionsPerTask: connections, minimumSegmentSize: segmentation.minimumSegmentSize)
+        }
         let segmented = segmentation.splits || !keptRanges.isEmpty
         if attempt.startOffset == 0, keptRanges.isEmpty {
             // A fresh start writes a new file: the name may still be a link to a file placed

@@ -1,8 +1,8 @@
 import Dispatch
 import Logging
+import PeregrineChecksums
 import PeregrineCore
 import PeregrineTransport
-import PeregrineChecksums
 import Synchronization
 
 #if canImport(FoundationEssentials)
@@ -357,7 +357,7 @@ public final class DownloadEngine: Sendable {
         let context = TaskContext(
             url: entry.url, list: entry.record.list, checksum: entry.record.checksum,
             temporaryFilePath: temporaryPath, startOffset: record?.offset ?? 0, retryCount: entry.retryCount,
-            previousFailure: entry.previousFailure)
+            previousFailure: entry.previousFailure, maxConnections: entry.record.maxConnections)
         let checksumURL =
             entry.record.checksum == nil && verifier != nil
             ? entry.record.checksumURL.flatMap { try? DownloadURL($0) } : nil

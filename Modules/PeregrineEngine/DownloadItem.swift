@@ -16,12 +16,16 @@ public struct DownloadItem: Sendable, Hashable, ExpressibleByStringLiteral {
     /// What a checksum mismatch of this task leads to; nil for the engine's
     /// ``DownloadEngine/Configuration/verificationRetry``.
     public var verificationRetry: VerificationRetryPolicy?
+    /// How many connections this download may use, 1…64 (aria2's `split`); nil for the engine's
+    /// ``Segmentation/maxConnectionsPerTask``. Values outside the range are clamped into it.
+    public var maxConnections: Int?
 
     /// Creates an item.
     public init(
         _ urlString: String, preferredFileName: String? = nil, checksum: String? = nil, checksumURL: String? = nil,
-        verificationRetry: VerificationRetryPolicy? = nil
+        verificationRetry: VerificationRetryPolicy? = nil, maxConnections: Int? = nil
     ) {
+        self.maxConnections = maxConnections
         self.urlString = urlString
         self.preferredFileName = preferredFileName
         self.checksum = checksum

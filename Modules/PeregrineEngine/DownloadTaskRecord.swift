@@ -1,5 +1,5 @@
-import PeregrineCore
 import PeregrineChecksums
+import PeregrineCore
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -46,6 +46,9 @@ public struct DownloadTaskRecord: Sendable, Hashable, Codable {
     public var checksumURL: String?
     /// The task's own retry policy on a checksum mismatch; nil for the engine's.
     public var verificationRetry: VerificationRetryPolicy?
+    /// How many connections the task's download may use (``Segmentation/connectionRange``);
+    /// nil for the engine's ``Segmentation/maxConnectionsPerTask``.
+    public var maxConnections: Int?
 
     /// Creates a record.
     public init(
@@ -53,8 +56,9 @@ public struct DownloadTaskRecord: Sendable, Hashable, Codable {
         fileName: String? = nil, temporaryFileName: String, expectedLength: Int64? = nil, mimeType: String? = nil,
         preferredFileName: String? = nil, checksum: String? = nil, addedAt: Date, finishedAt: Date? = nil,
         verification: VerificationResult = .unverified, checksumURL: String? = nil,
-        verificationRetry: VerificationRetryPolicy? = nil
+        verificationRetry: VerificationRetryPolicy? = nil, maxConnections: Int? = nil
     ) {
+        self.maxConnections = maxConnections
         self.verification = verification
         self.checksumURL = checksumURL
         self.verificationRetry = verificationRetry
@@ -93,7 +97,8 @@ extension DownloadTaskRecord {
             finishedAt: try container.decodeIfPresent(Date.self, forKey: .finishedAt),
             verification: try container.decodeIfPresent(VerificationResult.self, forKey: .verification) ?? .unverified,
             checksumURL: try container.decodeIfPresent(String.self, forKey: .checksumURL),
-            verificationRetry: try container.decodeIfPresent(VerificationRetryPolicy.self, forKey: .verificationRetry))
+            verificationRetry: try container.decodeIfPresent(VerificationRetryPolicy.self, forKey: .verificationRetry),
+            maxConnections: try container.decodeIfPresent(Int.self, forKey: .maxConnections))
     }
 }
 

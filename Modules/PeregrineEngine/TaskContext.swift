@@ -19,12 +19,15 @@ public struct TaskContext: Sendable {
     /// The failure that led to this retry, if it is one: what an authentication plug-in reads
     /// a `WWW-Authenticate` challenge from.
     public var previousFailure: TransferFailure?
+    /// How many connections the task may use; nil for the engine's configuration.
+    public var maxConnections: Int?
 
     /// Creates a context: the engine makes one per transfer; plug-in tests make their own.
     public init(
         url: DownloadURL, list: DownloadListKey = .default, checksum: String? = nil, temporaryFilePath: String,
-        startOffset: Int64 = 0, retryCount: Int = 0, previousFailure: TransferFailure? = nil
+        startOffset: Int64 = 0, retryCount: Int = 0, previousFailure: TransferFailure? = nil, maxConnections: Int? = nil
     ) {
+        self.maxConnections = maxConnections
         self.url = url
         self.list = list
         self.checksum = checksum

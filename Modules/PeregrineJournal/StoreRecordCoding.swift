@@ -187,6 +187,7 @@ package enum StoreRecordCoding {
                     ])
                 ))
         }
+        if let connections = task.maxConnections { pairs.append(("connections", .integer(Int64(connections)))) }
         return .dictionary(pairs)
     }
 
@@ -280,6 +281,8 @@ package enum StoreRecordCoding {
                     }
                 }
                 task.verificationRetry = retry
+            case ("connections", .integer(let number)) where (1...64).contains(number):
+                task.maxConnections = Int(number)
             default: break
             }
         }

@@ -24,7 +24,7 @@ extension StoredTask {
             checksumURL: record.checksumURL,
             verificationRetry: record.verificationRetry.map {
                 StoredVerificationRetry(maxAttempts: $0.maxAttempts, mismatchedFile: $0.mismatchedFile.rawValue)
-            })
+            }, maxConnections: record.maxConnections)
     }
 
     /// The engine record of the stored task, for ``DownloadEngine/restore(_:)``. A task stored
@@ -41,7 +41,7 @@ extension StoredTask {
                 VerificationRetryPolicy(
                     maxAttempts: $0.maxAttempts,
                     mismatchedFile: MismatchedFilePolicy(rawValue: $0.mismatchedFile) ?? .keepAside)
-            })
+            }, maxConnections: maxConnections)
     }
 }
 

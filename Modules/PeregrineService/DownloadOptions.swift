@@ -3,10 +3,11 @@
 /// reports back. Values are strings, as aria2 has them.
 ///
 /// Honoured today: `dir` (the download root only), `out`, `checksum`, `header`, `pause`,
-/// `max-download-limit` (through ``TaskRequestTable``), and `max-concurrent-downloads`
-/// globally. Accepted, validated, stored and reported but not yet acted on: `split`,
-/// `max-connection-per-server` (the engine downloads over one connection; TODO(segmented
-/// engine)), and `max-overall-download-limit` (no shared rate limiter yet).
+/// `max-download-limit` (through ``TaskRequestTable``), `split` and `max-connection-per-server`
+/// when a download is added (the lower of the two is its connection count), and
+/// `max-concurrent-downloads` globally. Accepted, validated, stored and reported but not yet
+/// acted on: `split` and `max-connection-per-server` changed on an existing download, and
+/// `max-overall-download-limit` (no shared rate limiter yet).
 public struct DownloadOptions: Sendable, Hashable {
     /// The option values by aria2 name; `header` holds its lines joined by newlines.
     public var values: [String: String] = [:]

@@ -35,12 +35,12 @@ extension RPCDispatcher {
         if let existing = manager.engine.task(url)?.urlString {
             return .string(readd(existing).description)
         }
-        // TODO(segmented engine): hand `split` and `max-connection-per-server` to the item once
-        // the engine downloads in segments; until then they are validated, stored and reported.
         let addition: DownloadAddition
         do throws(DownloadManagerError) {
             addition = try manager.download([
-                DownloadItem(url, preferredFileName: fileName, checksum: options.values["checksum"])
+                DownloadItem(
+                    url, preferredFileName: fileName, checksum: options.values["checksum"],
+                    maxConnections: connections(options))
             ]).addition
         } catch {
             throw Self.error(error)
@@ -236,5 +236,20 @@ extension RPCDispatcher {
         let others = manager.engine.urlStrings().filter { !queued.contains($0) }
         manager.engine.setListOrder(others + waiting)
         return index
+    }
+}
+
+extension RPCDispatcher {
+    /// The connections a new download may use, as aria2 counts them for one URI: `split`, at
+    /// most `max-connection-per-server`, each defaulting to the global option. Nil when the
+    /// request names neither: the service's own count (`peregrine daemon --split`) applies.
+    func connections(_ options: DownloadOptions) -> Int? {
+        guard options.values["split"] != nil || options.values["max-connection-per-server"] != nil else { return nil }
+        let global = state.withLock { $0.global }
+        let split = (options.values["split"] ?? global.values["split"]).flatMap { Int($0) } ?? 1
+        let perServer =
+            (options.values["max-connection-per-server"] ?? global.values["max-connection-per-server"])
+            .flatMap { Int($0) } ?? 1
+        return min(split, perServer)
     }
 }

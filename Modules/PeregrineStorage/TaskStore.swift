@@ -161,6 +161,8 @@ public struct StoredTask: Sendable, Hashable {
     public var checksumURL: String?
     /// The task's own retry rule on a mismatch, when it has one.
     public var verificationRetry: StoredVerificationRetry?
+    /// How many connections the task may use; nil for the engine's setting.
+    public var maxConnections: Int?
 
     /// A task record.
     public init(
@@ -169,7 +171,7 @@ public struct StoredTask: Sendable, Hashable {
         mimeType: String? = nil, expectedLength: Int64? = nil, receivedLength: Int64 = 0, state: DownloadState,
         resumeRecord: ResumeRecord? = nil, addedAt: Date, finishedAt: Date? = nil,
         metaInfo: [String: PropertyListValue] = [:], checksum: String? = nil, verification: StoredVerification? = nil,
-        checksumURL: String? = nil, verificationRetry: StoredVerificationRetry? = nil
+        checksumURL: String? = nil, verificationRetry: StoredVerificationRetry? = nil, maxConnections: Int? = nil
     ) {
         self.urlString = urlString
         self.list = list
@@ -190,6 +192,7 @@ public struct StoredTask: Sendable, Hashable {
         self.verification = verification
         self.checksumURL = checksumURL
         self.verificationRetry = verificationRetry
+        self.maxConnections = maxConnections
     }
 }
 

@@ -68,6 +68,46 @@ struct EngineSegmentTests {
         #expect(h.transport.now.offset < .seconds(8), "took \(h.transport.now.offset)")
     }
 
+    @Test func aTaskSetsItsOwnConnectionCount() throws {
+        let h = try Self.harness(connections: 1)
+        let body = MockBody.generated(seed: 21, count: 8 * Self.mebibyte)
+        for path in ["/wide.bin", "/narrow.bin"] {
+            h.server.setRoute(.file(body, entityTag: .fixed("\"c\"")).throttled(toBytesPerSecond: 1 << 20), for: path)
+        }
+        let wide = h.url("/wide.bin")
+        let narrow = h.url("/narrow.bin")
+        h.engine.download([DownloadItem(wide, maxConnections: 4), DownloadItem(narrow)])
+        h.runUntilIdle()
+        #expect(h.bytes(of: "wide.bin") == body.allBytes)
+        #expect(h.bytes(of: "narrow.bin") == body.allBytes)
+        #expect(h.server.requests(for: "/wide.bin").filter { $0.method == "GET" }.count > 1)
+        #expect(h.server.requests(for: "/narrow.bin").filter { $0.method == "GET" }.count == 1)
+        #expect(h.engine.task(wide)?.record.maxConnections == 4)
+        #expect(h.engine.task(narrow)?.record.maxConnections == nil)
+    }
+
+    @Test func aTaskStaysOnOneConnectionWhenItSaysSo() throws {
+        let h = try Self.harness(connections: 8)
+        let body = MockBody.generated(seed: 22, count: 4 * Self.mebibyte)
+        h.server.setRoute(.file(body, entityTag: .fixed("\"c\"")).throttled(toBytesPerSecond: 1 << 20), for: "/one.bin")
+        let url = h.url("/one.bin")
+        h.engine.download([DownloadItem(url, maxConnections: 1)])
+        h.runUntilIdle()
+        #expect(h.bytes(of: "one.bin") == body.allBytes)
+        #expect(h.server.requests(for: "/one.bin").filter { $0.method == "GET" }.count == 1)
+    }
+
+    @Test func connectionCountsOutsideTheRangeAreClamped() throws {
+        let h = try Self.harness(connections: 1)
+        h.serve("/a.bin", count: 10)
+        h.serve("/b.bin", count: 10)
+        h.engine.download([
+            DownloadItem(h.url("/a.bin"), maxConnections: 0), DownloadItem(h.url("/b.bin"), maxConnections: 500),
+        ])
+        #expect(h.engine.task(h.url("/a.bin"))?.record.maxConnections == 1)
+        #expect(h.engine.task(h.url("/b.bin"))?.record.maxConnections == 64)
+    }
+
     @Test func piecesNeverOverlapWhatAnotherPieceWrote() throws {
         let h = try Self.harness(connections: 8, minimum: 256 << 10)
         let body = MockBody.generated(seed: 12, count: 5 * Self.mebibyte + 12_345)

@@ -234,6 +234,27 @@ import Testing
         }
     }
 
+    @Test func splitAndConnectionsPerServerSetADownloadsConnections() async throws {
+        try await ServiceRig.with { rig in
+            func connections(_ path: String, _ options: String) async throws -> Int? {
+                let url = rig.server.httpURL(path)
+                _ = try await rig.result("aria2.addUri", "[\"\(url)\"], {\"pause\":\"true\"\(options)}")
+                let task = try #require(rig.manager.engine.task(url))
+                return task.record.maxConnections
+            }
+            // The lower of the two, each defaulting to the global option (split 5, per server 1).
+            let both = try await connections("/a.bin", ",\"split\":\"8\",\"max-connection-per-server\":\"6\"")
+            let perServer = try await connections("/b.bin", ",\"max-connection-per-server\":\"16\"")
+            let split = try await connections("/c.bin", ",\"split\":\"3\"")
+            // Neither: the service's own count.
+            let neither = try await connections("/d.bin", "")
+            #expect(both == 6)
+            #expect(perServer == 5)
+            #expect(split == 1)
+            #expect(neither == nil)
+        }
+    }
+
     @Test func optionsAreValidatedStoredAndReported() async throws {
         try await ServiceRig.with { rig in
             let url = rig.server.httpURL("/o.bin")
