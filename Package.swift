@@ -223,6 +223,16 @@ let package = Package(
                 "PeregrineCurlTransport", "PeregrineVerification", "TestSupport",
             ]
         ),
+        // The documentation's Swift snippets, compiled (Scripts/doc-snippets.py writes them).
+        tests(
+            "DocSnippets",
+            dependencies: [
+                "Peregrine", "PeregrineEngine", "PeregrinePersistence", "PeregrineJSONStorage",
+                "PeregrineCurlTransport",
+                "PeregrineMockTransport", "PeregrineTransport", "PeregrineVerification", "PeregrineService",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         tests(
             "PeregrinePersistenceTests",
             dependencies: [

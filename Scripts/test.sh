@@ -17,6 +17,8 @@ export PEREGRINE_REQUIRE_FFMPEG=1
 # Docs/Architecture.md's target graph is the manifest's, and no target declares a dependency it
 # never imports.
 python3 Scripts/package-graph.py --check
+# Every Swift snippet of README.md and Docs/*.md is in Tests/DocSnippets, which the build compiles.
+python3 Scripts/doc-snippets.py --check
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
