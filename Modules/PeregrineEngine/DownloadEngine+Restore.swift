@@ -9,7 +9,8 @@ extension DownloadEngine {
     /// file still holds the recorded bytes) or `pending`; a `finished` task whose file is gone
     /// comes back `pending`. Each such task gets an ``EngineEvent/restored(_:previousState:)``
     /// event; every task an ``EngineEvent/added(_:)`` event. Records with an invalid URL, a
-    /// duplicate URL, the `notInList` state or an unsafe temporary file name are rejected.
+    /// duplicate URL, the `notInList` state or an unsafe temporary file name are rejected, and so
+    /// are records with a checksum when the engine cannot check one (no digests, no verifier).
     @discardableResult
     public func restore(_ records: [DownloadTaskRecord]) -> RestoreResult {
         perform { state, effects in
@@ -30,6 +31,15 @@ extension DownloadEngine {
                 }
                 guard stored.state != .notInList else {
                     result.rejected.append(.init(urlString: stored.urlString, reason: "stored as not in the list"))
+                    continue
+                }
+                if verifier == nil, configuration.verifiesChecksums, stored.checksum != nil || stored.checksumURL != nil
+                {
+                    // Never downloaded unchecked: an engine without digests cannot check it.
+                    result.rejected.append(
+                        .init(
+                            urlString: stored.urlString,
+                            reason: "carries a checksum and this engine has no digests to check it"))
                     continue
                 }
                 guard directory.location(of: stored.temporaryFileName) != nil,

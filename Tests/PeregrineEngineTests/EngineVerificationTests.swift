@@ -295,6 +295,19 @@ struct EngineVerificationTests {
         #expect(error.code == .unsupportedAlgorithm)
     }
 
+    @Test func anEngineWithoutDigestsDoesNotRestoreATaskItCannotCheck() throws {
+        let h = try EngineHarness { $0.digests = nil }
+        let checked = DownloadTaskRecord(
+            urlString: h.url("/f.bin"), state: .stopped, temporaryFileName: ".f.part",
+            checksum: "sha256=" + String(repeating: "0", count: 64), addedAt: EngineHarness.date)
+        let plain = DownloadTaskRecord(
+            urlString: h.url("/g.bin"), state: .stopped, temporaryFileName: ".g.part", addedAt: EngineHarness.date)
+        let result = h.engine.restore([checked, plain])
+        #expect(result.restored == [plain.urlString])
+        #expect(result.rejected.map(\.urlString) == [checked.urlString])
+        #expect(result.rejected.first?.reason.contains("digests") == true)
+    }
+
     @Test func theConfiguredDigestProviderHashesTheDownload() throws {
         let provider = CountingDigests()
         let h = try EngineHarness { $0.digests = provider }
