@@ -1,8 +1,9 @@
 import PeregrineCore
 import PeregrineChecksums
 
-/// What ``DownloadEngine/download(_:in:completion:)-([DownloadItem],_,_)`` did with each URL: added, a duplicate of
-/// a task already there (or earlier in the same call), or invalid. Rejected URLs changed nothing.
+/// What ``DownloadEngine/download(_:in:completion:)-([DownloadItem],_,_)`` did with each URL:
+/// added, a duplicate of a task already there (or earlier in the same call), or invalid.
+/// Rejected URLs changed nothing.
 public struct DownloadAddition: Sendable, Hashable {
     /// A URL that names the same download as an existing task.
     public struct Duplicate: Sendable, Hashable {
