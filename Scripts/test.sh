@@ -28,6 +28,7 @@ if grep -E "^/.*/(Modules|Tests|Examples)/.*: warning:" "$log" | sort -u | grep 
     exit 1
 fi
 swift test --skip-build
+bash Scripts/docs.sh   # the API reference: every library target's DocC catalog, without a warning
 
 # The pick-and-mix example: the engine, persistence, the JSON store and the in-memory transport
 # as a package of its own, run twice, its binary free of libcurl, OpenSSL and the image codecs.

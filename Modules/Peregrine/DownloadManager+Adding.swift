@@ -15,6 +15,7 @@ extension DownloadManager {
     /// default port) are left out.
     ///
     /// - Parameters:
+    ///   - urlStrings: the URLs to download.
     ///   - list: the download list (scope) the tasks join.
     ///   - successOrFailHandler: called for these tasks instead of ``taskSuccessOrFailHandler``.
     /// - Throws: ``DownloadManagerError/Code/requiresPredefinedMode`` in manual mode (nothing is

@@ -13,6 +13,7 @@ extension DownloadManager {
     ///     server is asked for the range unconditionally.
     ///   - expectedLength: the complete length, when known.
     ///   - location: where the task goes in manual mode (required there; ignored otherwise).
+    ///   - list: the download list (scope) the task joins.
     /// - Throws: ``DownloadManagerError/Code/invalidArgument`` for an invalid or already known
     ///   URL, ``DownloadManagerError/Code/requiresManualMode``-style errors for a bad location,
     ///   ``DownloadManagerError/Code/fileFailed`` when the partial file cannot be read or copied.

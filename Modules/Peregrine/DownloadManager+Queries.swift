@@ -9,7 +9,7 @@ import PeregrineVerification
 extension DownloadManager {
     // MARK: By URL
 
-    /// A task's state; ``DownloadState/notInList`` for an unknown URL (SDE's `downloadState(ofTask:)`).
+    /// A task's state; `DownloadState.notInList` for an unknown URL (SDE's `downloadState(ofTask:)`).
     public func downloadState(ofTask urlString: String) -> DownloadState { engine.state(ofTask: urlString) }
 
     /// A task as the engine sees it now (record, received bytes, queue position); nil when unknown.
@@ -66,7 +66,7 @@ extension DownloadManager {
 
     // MARK: By location
 
-    /// The state of the task at a location; ``DownloadState/notInList`` when out of bounds.
+    /// The state of the task at a location; `DownloadState.notInList` when out of bounds.
     public func downloadState(at indexPath: ListIndexPath, in list: DownloadListKey = .default) -> DownloadState {
         downloadURLString(at: indexPath, in: list).map(downloadState(ofTask:)) ?? .notInList
     }

@@ -13,9 +13,9 @@ import Synchronization
 /// A download manager: SDEDownloadManager's API for Linux — persistent, resumable downloads kept
 /// as a sectioned, sortable list with a trash, thumbnails and meta info.
 ///
-/// It composes the parts: a ``DownloadEngine`` (queue, states, transfers), one
-/// ``DownloadList`` per download list (order, sections, trash), a ``TaskStore`` (the JSON store
-/// by default) and a ``Thumbnailer``. The list decides the order; the engine's queue follows it.
+/// It composes the parts: a `DownloadEngine` (queue, states, transfers), one
+/// `DownloadList` per download list (order, sections, trash), a `TaskStore` (the JSON store
+/// by default) and a `Thumbnailer`. The list decides the order; the engine's queue follows it.
 ///
 /// ## Threads
 /// Every member is thread-safe (SDE's were not). Operations return at once with what changed, as
@@ -66,6 +66,7 @@ public final class DownloadManager: Sendable {
     /// store (SDE's `manager(identifier:manualMode:)`).
     ///
     /// - Parameters:
+    ///   - identifier: names the manager and its store.
     ///   - manualMode: whether a manager seen for the first time starts in manual sort mode;
     ///     ignored when the store has a list.
     ///   - configuration: used only when the manager is created.

@@ -24,7 +24,7 @@ extension DownloadManager {
         public var downloadDirectory: String?
         /// Where the store keeps its files and custom thumbnails live.
         public var stateDirectory: String
-        /// The transport; nil for a ``CurlTransport`` with its defaults. Tests pass a
+        /// The transport; nil for a `CurlTransport` with its defaults. Tests pass a
         /// `MockTransport`.
         public var transport: (any Transport)?
         /// Opens the manager's store; ``defaultStoreFactory`` (the JSON store) by default.
@@ -51,7 +51,7 @@ extension DownloadManager {
         public var calendar: Calendar
         /// Adapts each request (credentials, trust, headers): plug `PeregrineAuth` here.
         public var requestAdapter: (any RequestAdapter)?
-        /// Decides retries after failures: ``BackoffRetryPolicy/standard`` by default (a dropped
+        /// Decides retries after failures: `BackoffRetryPolicy.standard` by default (a dropped
         /// connection, a timeout, 408, 429 and 5xx are tried again after a growing wait, from the
         /// bytes on disk, honouring `Retry-After`); nil turns retrying off.
         public var retryPolicy: (any RetryPolicy)?
@@ -59,12 +59,12 @@ extension DownloadManager {
         public var verifier: (any TaskFileVerifier)?
         /// The thumbnailer's options; its index handler is set by the manager.
         ///
-        /// A nil ``Thumbnailer/Configuration/customThumbnailDirectory`` becomes
-        /// `<stateDirectory>/<identifier>/CustomThumbnails`. A nil ``Thumbnailer/Configuration/disk``
+        /// A nil `Thumbnailer.Configuration.customThumbnailDirectory` becomes
+        /// `<stateDirectory>/<identifier>/CustomThumbnails`. A nil `Thumbnailer.Configuration.disk`
         /// becomes a disk thumbnail cache in `<stateDirectory>/<identifier>/ThumbnailCache` with
-        /// ``ThumbnailDiskStorage/Config``'s default size limit, so thumbnails survive restarts;
-        /// set ``Thumbnailer/Configuration/cachePolicy`` to ``ThumbnailCachePolicy/memoryOnly``
-        /// (or ``ThumbnailCachePolicy/none``) for no disk cache.
+        /// `ThumbnailDiskStorage.Config`'s default size limit, so thumbnails survive restarts;
+        /// set `Thumbnailer.Configuration.cachePolicy` to `ThumbnailCachePolicy.memoryOnly`
+        /// (or `ThumbnailCachePolicy.none`) for no disk cache.
         public var thumbnails: Thumbnailer.Configuration
         /// Where the manager logs (swift-log's `Logger`, re-exported by `Peregrine`). Silence it
         /// with `Logger(label: "peregrine") { _ in SwiftLogNoOpLogHandler() }`, or set its
@@ -80,7 +80,7 @@ extension DownloadManager {
         /// How many connections one task may use (aria2's `--split`); 1 by default.
         public var segmentation: Segmentation
 
-        /// A configuration with SDE's defaults, state under ``StoreConfiguration/defaultRootDirectory``.
+        /// A configuration with SDE's defaults, state under `StoreConfiguration.defaultRootDirectory`.
         public init(
             downloadDirectory: String? = nil,
             stateDirectory: String = StoreConfiguration.defaultRootDirectory,
@@ -131,7 +131,7 @@ extension DownloadManager {
             self.logger = logger
         }
 
-        /// The store a manager uses unless told otherwise: a ``JSONTaskStore`` (journal plus
+        /// The store a manager uses unless told otherwise: a `JSONTaskStore` (journal plus
         /// snapshot under ``stateDirectory``). The one place to switch the default backend.
         public static let defaultStoreFactory: StoreFactory = { identifier, configuration throws(StoreError) in
             try JSONTaskStore(identifier: identifier, configuration: configuration)

@@ -16,7 +16,7 @@ public struct DownloadManagerError: PeregrineError {
         public static let sectionOutOfBounds = Code(name: "section out of bounds")
         /// A trash index is outside ``DownloadManager/toDeleteList``.
         public static let trashIndexOutOfBounds = Code(name: "trash index out of bounds")
-        /// The operation needs manual mode (``ListSortType/manual``).
+        /// The operation needs manual mode (`ListSortType.manual`).
         public static let requiresManualMode = Code(name: "requires manual mode")
         /// The operation needs a predefined sort type (not manual).
         public static let requiresPredefinedMode = Code(name: "requires a predefined sort type")

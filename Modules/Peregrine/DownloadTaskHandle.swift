@@ -62,7 +62,7 @@ public final class DownloadTaskHandle: Sendable {
     /// Cancelling the task that awaits stops the waiting (it throws `CancellationError`), not
     /// the download: pause, stop or delete the task for that.
     ///
-    /// - Throws: the task's ``FailureReason`` when it fails, `CancellationError` when the waiting
+    /// - Throws: the task's `FailureReason` when it fails, `CancellationError` when the waiting
     ///   task is cancelled.
     public var value: URL {
         get async throws {

@@ -2,7 +2,7 @@ import PeregrineCore
 import PeregrineTransport
 import Synchronization
 
-/// A ``PeregrineTransport/Transport`` decorator that answers `401` (and a proxy's `407`) with
+/// A `Transport` decorator that answers `401` (and a proxy's `407`) with
 /// Basic or Digest credentials: the adapter and the retrier of Alamofire in one layer.
 ///
 /// For each transfer it
@@ -12,7 +12,7 @@ import Synchronization
 ///   the caller, picks the strongest allowed challenge, gets a credential (transfer handler →
 ///   session handler → ``CredentialStore``), and restarts the transfer with the header;
 /// - answers `stale=true` with the new nonce without asking again, answers each new challenge
-///   once, and fails with ``PeregrineCore/FailureReason/Code/authentication`` (the message names
+///   once, and fails with `FailureReason.Code.authentication` (the message names
 ///   the realm) when credentials are missing or rejected — never an endless loop;
 /// - forwards ``pause(_:)``, ``resume(_:)`` and ``cancel(_:)`` to the transfer running at the
 ///   moment, also while a handler is deciding.
@@ -22,7 +22,7 @@ import Synchronization
 /// hops. Over plain http, credentials are sent only to hosts in
 /// ``Configuration/plainHTTPHosts``.
 ///
-/// Every implementation requirement of ``PeregrineTransport/Transport`` holds for the caller:
+/// Every implementation requirement of `Transport` holds for the caller:
 /// one head per transfer (the final one), serial events, exactly one completion, nothing written
 /// for a non-2xx answer (the wrapped transport writes nothing for the `401`).
 ///
@@ -51,7 +51,7 @@ public final class AuthenticatingTransport: Transport {
         public var maximumAttempts: Int
         /// Whether requests carry credentials before being challenged, where a space is known.
         public var sendsPreemptively: Bool
-        /// The trust map that sets each request's ``PeregrineTransport/TrustPolicy``; nil to
+        /// The trust map that sets each request's `TrustPolicy`; nil to
         /// leave the request's own policy.
         public var serverTrust: ServerTrustMap?
         /// Where Digest client nonces come from.

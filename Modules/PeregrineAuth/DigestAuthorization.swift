@@ -47,7 +47,7 @@ public struct DigestAuthorization: Sendable, Hashable {
 
     /// The hex `response` value.
     ///
-    /// - Throws: ``VerificationError`` when OpenSSL does not offer the hash.
+    /// - Throws: `VerificationError` when OpenSSL does not offer the hash.
     public func response() throws(VerificationError) -> String {
         let algorithm = challenge.algorithm
         let user = credential.normalizedUser
@@ -77,7 +77,7 @@ public struct DigestAuthorization: Sendable, Hashable {
 
     /// The complete header value, starting with `Digest `.
     ///
-    /// - Throws: ``VerificationError`` when OpenSSL does not offer the hash.
+    /// - Throws: `VerificationError` when OpenSSL does not offer the hash.
     public func headerValue() throws(VerificationError) -> String {
         var parts: [String] = []
         let user = credential.normalizedUser

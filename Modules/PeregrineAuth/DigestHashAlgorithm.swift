@@ -2,7 +2,7 @@ import PeregrineVerification
 
 /// A Digest `algorithm` of RFC 7616 §3.3: the hash, and whether it is a `-sess` variant.
 ///
-/// The hashes are computed by PeregrineVerification's ``StreamingHasher`` (OpenSSL EVP).
+/// The hashes are computed by PeregrineVerification's `StreamingHasher` (OpenSSL EVP).
 public enum DigestHashAlgorithm: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     case md5 = "MD5"
     case md5Session = "MD5-sess"
@@ -49,7 +49,7 @@ public enum DigestHashAlgorithm: String, Sendable, Hashable, CaseIterable, Custo
 
     /// The lower-case hexadecimal hash of `text`'s UTF-8 bytes.
     ///
-    /// - Throws: ``VerificationError`` when OpenSSL does not offer the hash (MD5 in FIPS mode).
+    /// - Throws: `VerificationError` when OpenSSL does not offer the hash (MD5 in FIPS mode).
     public func hex(_ text: String) throws(VerificationError) -> String {
         try StreamingHasher.digest(hash, of: text.utf8).hexString
     }

@@ -2,7 +2,7 @@ import PeregrineTransport
 
 /// Which certificate check failed, read from a transport's TLS error, with advice.
 ///
-/// libcurl reports every TLS failure as ``PeregrineTransport/TransportError/Code/tls`` with its
+/// libcurl reports every TLS failure as `TransportError.Code.tls` with its
 /// own message ("SSL certificate problem: certificate has expired", "SSL: no alternative
 /// certificate subject name matches target host name …"); this names the check, so a user is
 /// told "the certificate expired" rather than "TLS failure".

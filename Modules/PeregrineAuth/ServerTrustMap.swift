@@ -2,7 +2,7 @@ import PeregrineCore
 import PeregrineTransport
 
 /// Server trust as a host → evaluation map, as Alamofire's `ServerTrustManager`: each request
-/// gets the ``PeregrineTransport/TrustPolicy`` of its host.
+/// gets the `TrustPolicy` of its host.
 ///
 /// Keys are host names or IP addresses (case-insensitive), or `*.example.com` for every
 /// subdomain of `example.com` (not `example.com` itself). An exact key wins over a wildcard,
@@ -93,7 +93,7 @@ public struct ServerTrustMap: Sendable {
     }
 
     /// `request` with the trust policy of its host, and ``policy(for:)`` as the resolver for the
-    /// other hosts its redirects reach (``PeregrineTransport/TransferRequest/trustForHop``).
+    /// other hosts its redirects reach (`TransferRequest.trustForHop`).
     ///
     /// An insecure policy is reported to `onWarning` here for the request's host, and again by the
     /// resolver for each redirect to an insecure host.

@@ -13,7 +13,7 @@
 /// `=`) or the length and alphabet of base64 without being hex; otherwise it is hex. Every malformed text is a typed
 /// ``VerificationError`` at parse time — never a mismatch found after the download.
 ///
-/// Stored (``Codable``) as its ``description``, `algorithm=hex`, which parses back to itself.
+/// Stored (`Codable`) as its ``description``, `algorithm=hex`, which parses back to itself.
 public struct Checksum: Sendable, Hashable, Codable, CustomStringConvertible {
     /// The algorithm.
     public let algorithm: DigestAlgorithm

@@ -53,6 +53,7 @@ public struct ChecksumList: Sendable, Hashable {
 
     /// Reads the text of a list.
     ///
+    /// - Parameter text: the list's text, lines ending with LF or CRLF.
     /// - Parameter algorithm: the algorithm of lines that do not name theirs (GNU style); nil
     ///   to tell it from the digest's length. Lines that name theirs (BSD style) keep it.
     /// - Throws: ``VerificationError/Code/malformedChecksumList`` (with ``VerificationError/line``)
@@ -75,6 +76,7 @@ public struct ChecksumList: Sendable, Hashable {
 
     /// Reads the list file at `path` (at most 64 MiB).
     ///
+    /// - Parameter path: the list file's path.
     /// - Parameter algorithm: as in ``init(parsing:algorithm:)``; nil to take it from the
     ///   file's name (``algorithm(forListNamed:)``), else from each digest's length.
     /// - Throws: ``VerificationError/Code/unreadableFile``, or as ``init(parsing:algorithm:)`` does.

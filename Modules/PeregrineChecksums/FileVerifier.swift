@@ -59,6 +59,8 @@ public struct FileVerifier: Sendable {
     /// The checksum of everything left to read from an open file descriptor (a file, a pipe,
     /// standard input), read to its end. The descriptor stays open.
     ///
+    /// - Parameter descriptor: the open descriptor to read from.
+    /// - Parameter algorithm: the digest to compute.
     /// - Parameter name: how messages name the source.
     /// - Throws: ``VerificationError/Code/unreadableFile`` when a read fails.
     public func checksum(ofDescriptor descriptor: Int32, algorithm: DigestAlgorithm, name: String = "input")

@@ -2,7 +2,7 @@ import PeregrineCore
 
 /// What is known about a file's checksum: the value the engine keeps beside a task's state.
 ///
-/// ``Codable`` with stable keys (`unverified`, `verified`, `mismatch` with `expected` and
+/// `Codable` with stable keys (`unverified`, `verified`, `mismatch` with `expected` and
 /// `actual` as `algorithm=hex` strings), so it can be persisted with the task record.
 public enum VerificationResult: Sendable, Hashable, Codable, CustomStringConvertible {
     /// No checksum was expected, or the file was not checked (yet).

@@ -3,15 +3,15 @@ import Logging
 import PeregrineTransport
 import Synchronization
 
-/// A ``Transport`` on libcurl's multi interface: one owned thread runs every transfer.
+/// A `Transport` on libcurl's multi interface: one owned thread runs every transfer.
 ///
 /// The thread waits in `curl_multi_poll`; calls from other threads queue a command and wake it
 /// with `curl_multi_wakeup`. Connections are reused across transfers (`CURLMOPT_MAXCONNECTS`),
 /// capped per host, and multiplexed over HTTP/2 when a TLS server offers it. Body bytes go
 /// from libcurl's receive buffer straight to the sink, with no allocation per chunk.
 ///
-/// Redirects are followed by the transport, not by libcurl, so that ``RedirectPolicy`` and
-/// the credential rules of ``TransferRequest/headersToSend(to:)`` decide every hop.
+/// Redirects are followed by the transport, not by libcurl, so that `RedirectPolicy` and
+/// the credential rules of `TransferRequest.headersToSend(to:)` decide every hop.
 ///
 /// Call ``shutdown()`` when done (it cancels what is running and joins the thread); the
 /// transport also shuts down when released.
@@ -84,7 +84,7 @@ public final class CurlTransport: Transport {
     public func cancel(_ id: TransferID) { driver.submit(.cancel(id)) }
 
     /// Cancels every transfer, waits for their completion events and stops the thread.
-    /// Transfers started afterwards complete at once with ``TransportError/Code/cancelled``.
+    /// Transfers started afterwards complete at once with `TransportError.Code.cancelled`.
     public func shutdown() { driver.shutdown() }
 
     /// The libcurl version this transport runs on, e.g. "7.88.1".

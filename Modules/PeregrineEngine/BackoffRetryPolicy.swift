@@ -11,11 +11,11 @@ import PeregrineTransport
 /// command: transient failures are tried again after an exponentially growing, jittered delay,
 /// from the bytes already on disk; a server's `Retry-After` is honoured.
 ///
-/// Retried: a connection that failed, broke or was reset (``FailureReason/Code/network``), a
+/// Retried: a connection that failed, broke or was reset (`FailureReason.Code.network`), a
 /// timeout or a transfer slower than its minimum, a response that broke HTTP (more bytes than
 /// announced, a garbled head: often a proxy's or a restarting server's), and the HTTP statuses
 /// 408, 429 and 5xx. Never retried: any other 4xx, DNS and TLS failures, authentication, disk and
-/// file-system errors, checksum mismatches (the engine's ``VerificationRetryPolicy`` decides
+/// file-system errors, checksum mismatches (the engine's `VerificationRetryPolicy` decides
 /// those first).
 ///
 /// The n-th retry (from 0) waits `min(maxDelay, initialDelay × multiplierⁿ)`, less a random

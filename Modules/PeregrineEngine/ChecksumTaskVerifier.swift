@@ -10,11 +10,11 @@ import PeregrineChecksums
     import Darwin
 #endif
 
-/// The engine's checksum verification: hashes a task's bytes (with a ``DigestProvider``, such
+/// The engine's checksum verification: hashes a task's bytes (with a `DigestProvider`, such
 /// as `PeregrineVerification`'s `OpenSSLDigests`) while they are written, and compares the digest with the task's checksum (`sha256=…`, see
 /// `Checksum(parsing:)`) before the file is renamed into place.
 ///
-/// A transfer's file sink is wrapped in a ``HashingSink``, which hashes on a queue of its own
+/// A transfer's file sink is wrapped in a `HashingSink`, which hashes on a queue of its own
 /// (downloading and hashing overlap on two cores) and never holds more than its buffers. A
 /// resumed transfer first hashes the bytes already in the temporary file — once, read on the
 /// hashing queue while the first new bytes wait behind them — then goes on with the new ones,

@@ -1,8 +1,9 @@
 import PeregrineCore
 import PeregrineChecksums
 
-/// What ``DownloadEngine/download(_:in:completion:)`` did with each URL: added, a duplicate of
-/// a task already there (or earlier in the same call), or invalid. Rejected URLs changed nothing.
+/// What ``DownloadEngine/download(_:in:completion:)-([DownloadItem],_,_)`` did with each URL:
+/// added, a duplicate of a task already there (or earlier in the same call), or invalid.
+/// Rejected URLs changed nothing.
 public struct DownloadAddition: Sendable, Hashable {
     /// A URL that names the same download as an existing task.
     public struct Duplicate: Sendable, Hashable {
@@ -27,10 +28,10 @@ public struct DownloadAddition: Sendable, Hashable {
         public var urlString: String
         /// The checksum specification (or checksum URL) given.
         public var checksum: String
-        /// Why it was refused: ``VerificationError/Code/unsupportedAlgorithm``,
-        /// ``VerificationError/Code/invalidHex``, ``VerificationError/Code/wrongDigestLength``,
-        /// ``VerificationError/Code/emptyChecksum``, ``VerificationError/Code/malformedChecksum``,
-        /// or ``VerificationError/Code/checksumFileUnavailable`` for a checksum URL that is no
+        /// Why it was refused: `VerificationError.Code.unsupportedAlgorithm`,
+        /// `VerificationError.Code.invalidHex`, `VerificationError.Code.wrongDigestLength`,
+        /// `VerificationError.Code.emptyChecksum`, `VerificationError.Code.malformedChecksum`,
+        /// or `VerificationError.Code.checksumFileUnavailable` for a checksum URL that is no
         /// http(s) URL.
         public var error: VerificationError
     }

@@ -7,7 +7,7 @@ extension DownloadEngine {
     /// Adds downloads; with ``downloadNewFileImmediately`` each starts, or waits when its list
     /// is at its limit.
     ///
-    /// Invalid URLs (``URLValidationError``) and duplicates — the same
+    /// Invalid URLs (`URLValidationError`) and duplicates — the same
     /// `DownloadURL.normalizedKey` as a task of the engine or an earlier URL of this call — are
     /// reported and change nothing.
     ///
@@ -132,6 +132,7 @@ extension DownloadEngine {
     /// a free slot and waits in the queue otherwise (reported as changed, with a
     /// ``EngineEvent/waiting(_:)`` event). A paused task continues on its connection.
     ///
+    /// - Parameter urlStrings: the tasks, by URL string.
     /// - Parameter completion: replaces ``taskCompletionHandler`` for these tasks.
     @discardableResult
     public func resumeTasks(_ urlStrings: [String], completion: TaskCompletionHandler? = nil) -> TaskOperationResult {
@@ -218,6 +219,7 @@ extension DownloadEngine {
     /// beyond their list's limit wait. With `underLimit` false the limits are lifted first
     /// (set to unlimited), as SDE's `resumeAllTasks(underLimit: false)` does.
     ///
+    /// - Parameter underLimit: whether the lists' limits stay in force; false lifts them first.
     /// - Parameter list: one list, or every list when nil.
     @discardableResult
     public func resumeAllTasks(underLimit: Bool = true, in list: DownloadListKey? = nil) -> [String] {

@@ -8,7 +8,7 @@ import PeregrineTransport
 #endif
 
 extension DownloadEngine {
-    /// A task's state; ``DownloadState/notInList`` for an unknown URL string.
+    /// A task's state; `DownloadState.notInList` for an unknown URL string.
     public func state(ofTask urlString: String) -> DownloadState {
         state.withLock { $0.tasks[urlString]?.machine.state ?? .notInList }
     }

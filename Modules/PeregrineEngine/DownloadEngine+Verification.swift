@@ -9,7 +9,7 @@ extension DownloadEngine {
 
     // MARK: Results
 
-    /// What is known about a task's checksum: ``VerificationResult/verified`` once its file
+    /// What is known about a task's checksum: `VerificationResult.verified` once its file
     /// matched, a mismatch (the task failed, or ``verifyTasks(_:)`` found the file changed), or
     /// unverified; nil for an unknown task.
     public func verificationResult(ofTask urlString: String) -> VerificationResult? {
@@ -20,11 +20,11 @@ extension DownloadEngine {
 
     /// Hashes the finished files of tasks again, on a thread of its own (never the caller's),
     /// and records each result beside the task's state: a file changed on disk since it
-    /// finished is a ``VerificationResult/mismatch(expected:actual:)``; the task stays finished.
+    /// finished is a `VerificationResult.mismatch(expected:actual:)`; the task stays finished.
     ///
     /// - Returns: for each URL string given, the result, or why there is none:
-    ///   ``VerificationError/Code/nothingToVerify`` for a task that is unknown, not finished or
-    ///   without a checksum, ``VerificationError/Code/unreadableFile`` for a file gone or
+    ///   `VerificationError.Code.nothingToVerify` for a task that is unknown, not finished or
+    ///   without a checksum, `VerificationError.Code.unreadableFile` for a file gone or
     ///   unreadable, a checksum parsing code for a stored checksum that cannot be read.
     public func verifyTasks(_ urlStrings: [String]) async -> [String: Result<VerificationResult, VerificationError>] {
         guard let digests = configuration.digests else {

@@ -12,7 +12,7 @@ import Synchronization
 #endif
 
 /// The scheduler and state machine under a download manager: tasks keyed by URL string, each
-/// list with its own concurrency limit and waiting queue, transfers through any ``Transport``,
+/// list with its own concurrency limit and waiting queue, transfers through any `Transport`,
 /// files that appear in the download directory only when complete, and resume records that
 /// never claim more than is on disk.
 ///

@@ -62,7 +62,7 @@ extension DownloadEngine {
         /// Receives every event synchronously, in order (a facade); nil for none. The
         /// ``DownloadEngine/events()`` sequences get them either way.
         public var eventObserver: (any EngineEventObserver)?
-        /// Classifies files; ``FileKind/other`` for every file by default.
+        /// Classifies files; `FileKind.other` for every file by default.
         public var fileKindClassifier: FileKindClassifier
         /// Where the engine logs.
         public var logger: Logger

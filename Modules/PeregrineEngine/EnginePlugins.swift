@@ -57,19 +57,19 @@ public protocol TaskFileVerifier: Sendable {
     /// The sink the transport writes to for this transfer; return `sink` to not hash.
     func sink(wrapping sink: any TransferSink, for task: TaskContext) -> any TransferSink
     /// Nil when the complete temporary file may be renamed into place, else why not
-    /// (``FailureReason/Code/verification``).
+    /// (`FailureReason.Code.verification`).
     func verify(_ sink: any TransferSink, for task: TaskContext) -> FailureReason?
-    /// The verdict with the ``VerificationResult`` the engine keeps beside the task's state;
-    /// a ``VerificationResult/mismatch(expected:actual:)`` is retried per the engine's
-    /// ``VerificationRetryPolicy``. The default calls ``verify(_:for:)`` and keeps
-    /// ``VerificationResult/unverified``.
+    /// The verdict with the `VerificationResult` the engine keeps beside the task's state;
+    /// a `VerificationResult.mismatch(expected:actual:)` is retried per the engine's
+    /// `VerificationRetryPolicy`. The default calls ``verify(_:for:)`` and keeps
+    /// `VerificationResult.unverified`.
     func verdict(_ sink: any TransferSink, for task: TaskContext) -> TaskFileVerdict
     /// Checks a task's checksum specification when the task is added, so that a bad one is
     /// refused at once rather than found at the end of the download. The default accepts
     /// anything (the specification is opaque to the engine).
     ///
     /// - Throws: why the specification cannot be used, e.g.
-    ///   ``VerificationError/Code/unsupportedAlgorithm`` or ``VerificationError/Code/invalidHex``.
+    ///   `VerificationError.Code.unsupportedAlgorithm` or `VerificationError.Code.invalidHex`.
     func validate(checksum specification: String) throws(VerificationError)
 }
 
@@ -119,7 +119,7 @@ public protocol EngineEventObserver: Sendable {
 }
 
 /// Says what kind of file a task downloads: the seam where the thumbnails module's
-/// classification plugs in. The default answers ``FileKind/other``.
+/// classification plugs in. The default answers `FileKind.other`.
 public typealias FileKindClassifier = @Sendable (_ fileName: String, _ mimeType: String?) -> FileKind
 
 /// Called once when a task finishes (with the file's URL) or fails — never when it is

@@ -6,7 +6,7 @@ public enum FileConflictPolicy: Sendable, Hashable {
     case rename
     /// Replace the existing file (atomically, by renaming over it).
     case replace
-    /// Keep the existing file and fail the task with ``FailureReason/Code/fileExists`` — checked
+    /// Keep the existing file and fail the task with `FailureReason.Code.fileExists` — checked
     /// as soon as the name is known, so the rest of the body is not downloaded.
     case skip
 }

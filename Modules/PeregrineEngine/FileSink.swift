@@ -74,7 +74,7 @@ public final class FileSink: TransferSink, @unchecked Sendable {
 
     /// Opens (or creates, mode 0644) the file at `path`.
     ///
-    /// - Throws: ``SinkWriteError`` with the errno of `open`.
+    /// - Throws: `SinkWriteError` with the errno of `open`.
     public init(path: String, mode: Mode = .truncate, options: Options = Options()) throws(SinkWriteError) {
         var flags = O_WRONLY | O_CREAT | O_CLOEXEC
         if case .truncate = mode { flags |= O_TRUNC }

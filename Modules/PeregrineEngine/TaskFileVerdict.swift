@@ -2,12 +2,12 @@ import PeregrineCore
 import PeregrineChecksums
 
 /// What a ``TaskFileVerifier`` says about a complete download: whether it may be renamed into
-/// place, and the ``VerificationResult`` to keep beside the task's state.
+/// place, and the `VerificationResult` to keep beside the task's state.
 public struct TaskFileVerdict: Sendable, Hashable {
     /// What is known about the file's checksum now.
     public var result: VerificationResult
     /// Nil when the file may be renamed into place, else why not
-    /// (``FailureReason/Code/verification``).
+    /// (`FailureReason.Code.verification`).
     public var failure: FailureReason?
 
     /// Creates a verdict.

@@ -1,6 +1,6 @@
 import PeregrineCore
 
-/// The life of one download task as a pure value: a ``DownloadState``, the resume record and
+/// The life of one download task as a pure value: a `DownloadState`, the resume record and
 /// whether the task waits in its list's queue, changed only by ``apply(_:)``.
 ///
 /// No I/O happens here. ``apply(_:)`` either changes the value and returns the

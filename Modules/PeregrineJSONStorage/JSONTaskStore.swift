@@ -1,25 +1,25 @@
 import PeregrineJournal
 @_exported import PeregrineStorage
 
-/// A ``TaskStore`` that keeps a manager's state as JSON: the facade's default backend.
+/// A `TaskStore` that keeps a manager's state as JSON: the facade's default backend.
 ///
-/// Files under ``StoreConfiguration/rootDirectory``: `ID.json` (the snapshot, one JSON record
+/// Files under `StoreConfiguration.rootDirectory`: `ID.json` (the snapshot, one JSON record
 /// per line after an 8-digit CRC-32), `ID.json.backup` (the snapshot before the last
 /// compaction), `ID.json.journal.N` (the journal, same line format) and `ID.json.lock`.
 /// Meta info keeps its property-list types: see the tagged forms of dates, data and reals.
 ///
 /// Thread-safe. A change costs O(1): it is appended to the journal, never rewriting the list.
 /// Durable changes are synced before ``record(_:)`` returns; progress is written within
-/// ``StoreConfiguration/flushDelay``.
+/// `StoreConfiguration.flushDelay`.
 public final class JSONTaskStore: TaskStore {
     private let store: JournaledTaskStore<JSONRecordFormat>
 
     /// Opens the JSON file set of `identifier` under the configuration's root directory
     /// (created if needed) and takes its lock.
     ///
-    /// - Throws: ``StoreError/Code/invalidIdentifier`` for an identifier that cannot name a file,
-    ///   ``StoreError/Code/locked`` when another process or store object has it open,
-    ///   ``StoreError/Code/ioFailed`` when the directory cannot be created.
+    /// - Throws: `StoreError.Code.invalidIdentifier` for an identifier that cannot name a file,
+    ///   `StoreError.Code.locked` when another process or store object has it open,
+    ///   `StoreError.Code.ioFailed` when the directory cannot be created.
     public convenience init(identifier: String, configuration: StoreConfiguration) throws(StoreError) {
         try self.init(identifier: identifier, configuration: configuration, fileSystem: .posix)
     }

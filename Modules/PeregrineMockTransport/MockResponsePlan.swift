@@ -111,6 +111,8 @@ public struct MockResponsePlan: Sendable, Hashable {
     /// single range gets 206 with its `Content-Range`. A malformed or multi-range `Range` is
     /// ignored (200). Faults then change what goes on the wire.
     ///
+    /// - Parameter request: the request as the server received it.
+    /// - Parameter route: the route for its path and host; nil when there is none.
     /// - Parameter requestNumber: how many requests the route has answered, this one included;
     ///   it makes ``MockEntityTag/changesOnEveryRequest`` tags.
     public init(request: MockRequest, route: MockRoute?, requestNumber: Int = 1) {

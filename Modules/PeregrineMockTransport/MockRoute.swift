@@ -78,6 +78,8 @@ public struct MockRoute: Sendable, Hashable {
 
     /// A response with this status and a small text body, e.g. a 503 with `Retry-After`.
     ///
+    /// - Parameter status: the response's status code.
+    /// - Parameter body: the body, or nil for none.
     /// - Parameter retryAfter: the `Retry-After` value (seconds or an HTTP-date), or nil.
     public static func status(_ status: Int, body: MockBody? = nil, retryAfter: String? = nil) -> MockRoute {
         var headers: HTTPHeaders = ["Content-Type": "text/plain"]

@@ -2,7 +2,7 @@ import Dispatch
 import PeregrineTransport
 import Synchronization
 
-/// An in-memory ``Transport`` that serves a ``MockServer``'s routes on a virtual clock: no
+/// An in-memory `Transport` that serves a ``MockServer``'s routes on a virtual clock: no
 /// sockets, no real sleeping, the same events for the same script every time.
 ///
 /// A discrete-event simulation: each transfer is a sequence of steps (send a request, receive
@@ -19,9 +19,9 @@ import Synchronization
 ///   calling thread and return after their events were delivered, like swift-nio's
 ///   `EmbeddedChannel`.
 ///
-/// It meets every implementation requirement of ``Transport``: the credentials check before any
-/// request, redirects through ``RedirectPolicy``, each hop's headers from
-/// ``TransferRequest/headersToSend(to:)`` (which is what ``MockServer/requests`` records), the
+/// It meets every implementation requirement of `Transport`: the credentials check before any
+/// request, redirects through `RedirectPolicy`, each hop's headers from
+/// `TransferRequest.headersToSend(to:)` (which is what ``MockServer/requests`` records), the
 /// head before the body, nothing written for a non-2xx or a range not honoured, writes at
 /// `range.start + bytes so far`, `flush()` before success, length checks, sink errors with
 /// their errno, serial events ending with one completion, and ``pause(_:)``, ``resume(_:)``,

@@ -6,14 +6,14 @@ import Synchronization
 
 /// The engine on a store: a persistent, crash-repairing download queue, without the facade.
 ///
-/// Every change of the engine's task records goes to the ``TaskStore`` as it happens. Opened
+/// Every change of the engine's task records goes to the `TaskStore` as it happens. Opened
 /// again on the same store, the queue takes every task back into the engine: interrupted
 /// downloads come back `stopped` with their resume records (or `pending` when their partial
 /// file is gone), a file placed before a crash is adopted, never downloaded again. A task's
 /// `finished` or `failed` event on ``events()`` comes only once the store has recorded it, so a
 /// program that exits on it finds it saved.
 ///
-/// This is what the ``DownloadEngine`` plus a store give without the lists, trash, thumbnails
+/// This is what the `DownloadEngine` plus a store give without the lists, trash, thumbnails
 /// and meta info of the `Peregrine` facade, and without linking what the facade links (libcurl,
 /// OpenSSL, image codecs): pick the transport, the store and the digests yourself.
 ///
@@ -39,8 +39,8 @@ public final class PersistentQueue: Sendable {
     private let recorder: StoreRecorder
 
     /// Opens a queue on `store`: loads it and takes its tasks back into a new engine. The
-    /// configuration's ``DownloadEngine/Configuration/recordObserver`` and
-    /// ``DownloadEngine/Configuration/eventObserver`` are the queue's own.
+    /// configuration's `DownloadEngine.Configuration.recordObserver` and
+    /// `DownloadEngine.Configuration.eventObserver` are the queue's own.
     ///
     /// - Throws: ``PersistentQueueError`` when the store cannot be read or the download
     ///   directory cannot be made.

@@ -6,6 +6,7 @@ extension StoredTask {
     /// The stored form of an engine record, with what a facade keeps beside it.
     ///
     /// - Parameters:
+    ///   - record: the engine's record of the task.
     ///   - displayName: the name shown instead of the file name.
     ///   - metaInfo: the application's property-list meta info.
     ///   - kind: the file's kind, when the caller classified it.
@@ -27,7 +28,7 @@ extension StoredTask {
             }, maxConnections: record.maxConnections)
     }
 
-    /// The engine record of the stored task, for ``DownloadEngine/restore(_:)``. A task stored
+    /// The engine record of the stored task, for `DownloadEngine.restore(_:)`. A task stored
     /// without a temporary file name gets a fresh one; an unreadable verification result is
     /// unverified, an unknown mismatched-file policy keeps the file aside.
     public var engineRecord: DownloadTaskRecord {
@@ -46,7 +47,7 @@ extension StoredTask {
 }
 
 extension StoredVerification {
-    /// A verification result as a store keeps it; nil for ``VerificationResult/unverified``.
+    /// A verification result as a store keeps it; nil for `VerificationResult.unverified`.
     public init?(_ result: VerificationResult) {
         switch result {
         case .unverified: return nil

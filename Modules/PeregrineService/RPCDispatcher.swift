@@ -9,7 +9,7 @@ import Synchronization
 #endif
 
 /// Answers aria2's JSON-RPC methods (and Peregrine's own, `peregrine.*`) on a
-/// ``DownloadManager``: the part of the service without sockets, tested on its own.
+/// `DownloadManager`: the part of the service without sockets, tested on its own.
 ///
 /// Thread-safe: calls may come from any number of connections at once. The manager's own
 /// operations are thread-safe; the GID table, the options and the removed downloads sit

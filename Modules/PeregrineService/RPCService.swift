@@ -6,7 +6,7 @@ import ServiceLifecycle
 import Synchronization
 
 /// The download service: aria2-compatible JSON-RPC at `/jsonrpc`, over HTTP POST and over
-/// WebSocket on the same port, on a ``DownloadManager`` the application already has.
+/// WebSocket on the same port, on a `DownloadManager` the application already has.
 ///
 /// A `Service` (swift-service-lifecycle): run it in a `ServiceGroup` beside the application's
 /// other services, or on its own. It runs until the group shuts it down gracefully (SIGTERM)

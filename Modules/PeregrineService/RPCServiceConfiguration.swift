@@ -3,7 +3,7 @@ public struct RPCServiceConfiguration: Sendable {
     /// The address to bind: `127.0.0.1` unless told otherwise (aria2's `--rpc-listen-all`
     /// binds `0.0.0.0`).
     public var host: String
-    /// The port; 0 picks a free one (see ``RPCService/listeningPort()``).
+    /// The port; 0 picks a free one (see ``RPCService/listeningPort``).
     public var port: Int
     /// The secret clients give as `token:SECRET`; nil lets every local client in.
     public var secret: SecretToken?

@@ -2,7 +2,7 @@ import Peregrine
 import Synchronization
 
 /// The per-download request options of the service — `header` and `max-download-limit` — as
-/// a ``RequestAdapter`` that applies a task's extra headers and receive rate to every transfer
+/// a `RequestAdapter` that applies a task's extra headers and receive rate to every transfer
 /// of it.
 ///
 /// Give the same table to the manager's configuration (`requestAdapter`) and to the

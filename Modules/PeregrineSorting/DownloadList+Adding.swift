@@ -56,6 +56,7 @@ extension DownloadList {
     /// `insertPlaceHolderSectionInManualModeAtSection(_:withTitle:)`).
     ///
     /// - Parameter section: where the new section goes, `0 ... sectionCount`.
+    /// - Parameter title: the section's title, not empty.
     /// - Throws: ``DownloadListError/Code/requiresManualMode``,
     ///   ``DownloadListError/Code/sectionOutOfBounds``, ``DownloadListError/Code/emptyTitle``.
     /// - Complexity: O(sections).
@@ -79,7 +80,9 @@ extension DownloadList {
     /// Items already in the list or the trash, or repeated, are skipped; when none is left, no
     /// section is made and the change is empty.
     ///
+    /// - Parameter items: the tasks to insert, in order.
     /// - Parameter section: where the new section goes, `0 ... sectionCount`.
+    /// - Parameter title: the section's title, not empty.
     /// - Throws: ``DownloadListError/Code/requiresManualMode``,
     ///   ``DownloadListError/Code/sectionOutOfBounds``, ``DownloadListError/Code/emptyTitle``.
     /// - Complexity: O(k + sections).
@@ -141,6 +144,7 @@ extension DownloadList {
     ///
     /// Items already in the list or the trash, or repeated, are skipped.
     ///
+    /// - Parameter items: the tasks to insert, in order.
     /// - Parameter indexPath: an existing section, and an item in `0 ... taskCount` of it.
     /// - Throws: ``DownloadListError/Code/requiresManualMode``,
     ///   ``DownloadListError/Code/indexPathOutOfBounds``.

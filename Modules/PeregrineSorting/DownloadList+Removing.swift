@@ -130,6 +130,7 @@ extension DownloadList {
     /// In manual mode they are inserted at `location`, in the order given; in a predefined mode
     /// the sort places them and `location` is ignored.
     ///
+    /// - Parameter urls: the tasks to restore, by URL string.
     /// - Parameter location: in manual mode, an existing section and an item in
     ///   `0 ... taskCount` of it.
     /// - Throws: ``DownloadListError/Code/unknownURL`` when any URL is not in the trash;

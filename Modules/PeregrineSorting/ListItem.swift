@@ -9,8 +9,8 @@ import PeregrineCore
 /// What the download list knows about one task: its key and the attributes it sorts by.
 ///
 /// The facade builds one from the task record and gives it to ``DownloadList`` when the task is
-/// added, and again through ``DownloadList/update(_:)`` when the size or the name becomes known.
-/// The list keeps a copy; it never reads the task record itself.
+/// added, and again through ``DownloadList/update(_:)-(ListItem)`` when the size or the name
+/// becomes known. The list keeps a copy; it never reads the task record itself.
 public struct ListItem: Sendable, Hashable, Codable {
     /// The task's key: its download URL string exactly as the task was created with it.
     public var url: String

@@ -8,7 +8,7 @@ import Testing
     import Foundation
 #endif
 
-/// The behaviour every ``TaskStore`` must have, as checks any package's tests can run on its
+/// The behaviour every `TaskStore` must have, as checks any package's tests can run on its
 /// own backend (as swift-metrics ships a test kit). Each check records its failures as
 /// swift-testing issues.
 ///
@@ -21,10 +21,10 @@ import Testing
 /// }
 /// ```
 ///
-/// A store that keeps its data across ``TaskStore/close()`` is checked with
+/// A store that keeps its data across `TaskStore.close()` is checked with
 /// ``init(reopening:)``: the closure opens the same data each time it is called (a check closes
 /// one store before it opens the next), so a check can see what survives. One that keeps
-/// nothing (``InMemoryTaskStore``) is checked with ``init(transient:)``: the check goes on with
+/// nothing (`InMemoryTaskStore`) is checked with ``init(transient:)``: the check goes on with
 /// the same store instead of reopening it.
 public struct TaskStoreConformance: Sendable {
     /// Opens the store under test.

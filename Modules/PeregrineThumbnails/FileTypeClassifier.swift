@@ -1,9 +1,9 @@
-/// Tells a file's ``FileKind`` from its name and MIME type, exactly as SDEDownloadManager's
+/// Tells a file's `FileKind` from its name and MIME type, exactly as SDEDownloadManager's
 /// `fileType(ofTask:)` does.
 ///
 /// The extension (lower-cased) is looked up in these tables, in this order, and the first match
 /// wins: image, video (early: `3gp m4p ogg rm webm`), audio, video, document; no match is
-/// ``FileKind/other``. Only when that gave audio, video or other does a MIME type refine it:
+/// `FileKind.other`. Only when that gave audio, video or other does a MIME type refine it:
 /// `application/pdf` → document, any other `application/*` → other, `audio/*` → audio,
 /// `image/*` → image, `video/*` → video, `text/<sub>` → document when `<sub>` is a document
 /// extension, else other. Any other MIME type keeps the extension's answer.

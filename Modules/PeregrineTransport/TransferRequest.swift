@@ -77,7 +77,7 @@ public struct TransferRequest: Sendable, Hashable {
 
     /// Creates a request from a URL string, checking it before any I/O.
     ///
-    /// - Throws: ``URLValidationError`` for a malformed URL, an unsupported scheme or an empty host.
+    /// - Throws: `URLValidationError` for a malformed URL, an unsupported scheme or an empty host.
     public init(url string: String, method: HTTPMethod = .get) throws(URLValidationError) {
         self.init(url: try DownloadURL(string), method: method)
     }

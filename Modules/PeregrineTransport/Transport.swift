@@ -88,6 +88,8 @@ extension Transport {
 
     /// Runs a transfer to its end.
     ///
+    /// - Parameter request: what to fetch.
+    /// - Parameter sink: where the body's bytes go.
     /// - Parameter progress: called with each progress event, on the backend's thread.
     /// - Throws: the ``TransportError`` the transfer ended with; cancelling the calling task
     ///   cancels the transfer and throws ``TransportError/Code/cancelled``.

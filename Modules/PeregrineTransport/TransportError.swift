@@ -4,7 +4,7 @@ import PeregrineCore
 ///
 /// A struct with static codes (as in swift-nio's `FileSystemError`) so the set can grow.
 /// ``description`` is bounded and says what happened; ``failureReason`` maps it to the
-/// engine's ``FailureReason``.
+/// engine's `FailureReason`.
 public struct TransportError: PeregrineError {
     /// A kind of transport failure.
     public struct Code: PeregrineErrorCode {

@@ -18,7 +18,7 @@ public struct ConformanceBases: Sendable, Hashable {
         self.secure = secure
     }
 
-    /// The bases of ``PeregrineMockTransport/MockTransport`` scenarios.
+    /// The bases of `MockTransport` scenarios.
     public static let mock = ConformanceBases(
         primary: "http://mock.test", other: "http://other.test", secure: "https://mock.test")
 

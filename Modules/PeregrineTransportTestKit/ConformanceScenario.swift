@@ -16,7 +16,7 @@ public struct ConformanceScenario: Sendable, CustomStringConvertible {
     public enum Sink: Sendable, Hashable {
         /// Records everything.
         case recording
-        /// Records the first `afterBytes` bytes, then throws ``SinkWriteError`` with `errno`.
+        /// Records the first `afterBytes` bytes, then throws `SinkWriteError` with `errno`.
         case failing(afterBytes: Int64, errno: Int32)
     }
 

@@ -7,11 +7,11 @@ import Synchronization
     import Musl
 #endif
 
-/// A real HTTP/1.1 server on 127.0.0.1 that serves a ``MockServer``'s routes, for testing a
-/// socket-based transport (the libcurl backend) against the same scripts as ``MockTransport``.
+/// A real HTTP/1.1 server on 127.0.0.1 that serves a `MockServer`'s routes, for testing a
+/// socket-based transport (the libcurl backend) against the same scripts as `MockTransport`.
 ///
 /// It binds an ephemeral port (port 0, read back with `getsockname`), runs one thread per
-/// connection with keep-alive, answers GET and HEAD with ``MockResponsePlan`` (so it sends what
+/// connection with keep-alive, answers GET and HEAD with `MockResponsePlan` (so it sends what
 /// the in-memory transport would), and carries out the faults for real: a drop closes the
 /// socket mid-body, extra bytes are really sent, a stall keeps the socket open and silent,
 /// latency and throughput are real sleeps on the server's threads. Every request is logged in

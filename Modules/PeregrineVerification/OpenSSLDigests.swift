@@ -1,7 +1,7 @@
 internal import COpenSSL
 import PeregrineTransport
 
-/// The digests of OpenSSL's EVP interface (libcrypto): every ``DigestAlgorithm``.
+/// The digests of OpenSSL's EVP interface (libcrypto): every `DigestAlgorithm`.
 ///
 /// Stateless: one value serves every thread.
 public struct OpenSSLDigests: DigestProvider {
@@ -34,7 +34,7 @@ extension HashingSink {
     /// Creates a sink that hashes with `algorithm` through OpenSSL and passes everything on to
     /// `downstream`.
     ///
-    /// - Throws: ``VerificationError/Code/unsupportedAlgorithm`` when OpenSSL lacks the algorithm.
+    /// - Throws: `VerificationError.Code.unsupportedAlgorithm` when OpenSSL lacks the algorithm.
     public convenience init(
         _ algorithm: DigestAlgorithm,
         downstream: Downstream,
@@ -68,7 +68,7 @@ extension HashingSink {
     /// Creates a hashing sink in front of `sink` that hashes through OpenSSL: every write and
     /// flush goes on to `sink`, and the digest is computed on the hashing sink's own queue.
     ///
-    /// - Throws: ``VerificationError`` when OpenSSL lacks the algorithm.
+    /// - Throws: `VerificationError` when OpenSSL lacks the algorithm.
     public convenience init(
         _ algorithm: DigestAlgorithm,
         wrapping sink: any TransferSink,

@@ -7,7 +7,7 @@
 /// ```
 ///
 /// Hashes on the caller's thread; for hashing beside a transfer on a thread of its own, use
-/// ``HashingSink``. Not thread-safe: feed one verifier from one thread at a time.
+/// `HashingSink`. Not thread-safe: feed one verifier from one thread at a time.
 public struct StreamVerifier: ~Copyable {
     /// The checksum the bytes must have.
     public let expected: Checksum
@@ -17,7 +17,7 @@ public struct StreamVerifier: ~Copyable {
 
     /// Creates a verifier for `expected`.
     ///
-    /// - Throws: ``VerificationError/Code/unsupportedAlgorithm`` when OpenSSL lacks the algorithm.
+    /// - Throws: `VerificationError.Code.unsupportedAlgorithm` when OpenSSL lacks the algorithm.
     public init(expecting expected: Checksum) throws(VerificationError) {
         self.expected = expected
         hasher = try StreamingHasher(expected.algorithm)
@@ -45,8 +45,8 @@ public struct StreamVerifier: ~Copyable {
         byteCount += Int64(count)
     }
 
-    /// Ends the computation and compares: ``VerificationResult/verified`` or
-    /// ``VerificationResult/mismatch(expected:actual:)``.
+    /// Ends the computation and compares: `VerificationResult.verified` or
+    /// `VerificationResult.mismatch(expected:actual:)`.
     public consuming func finish() -> VerificationResult {
         let expected = self.expected
         let digest = hasher.finalize()
@@ -57,7 +57,7 @@ public struct StreamVerifier: ~Copyable {
 
     /// Reads an asynchronous sequence of byte chunks to its end and compares its digest with `expected`.
     ///
-    /// - Throws: the sequence's own error, or ``VerificationError`` when OpenSSL lacks the algorithm.
+    /// - Throws: the sequence's own error, or `VerificationError` when OpenSSL lacks the algorithm.
     public static func verify<Chunks: AsyncSequence>(
         _ chunks: Chunks,
         against expected: Checksum,

@@ -11,7 +11,7 @@ public struct StreamingHasher: ~Copyable {
 
     /// Creates a hasher.
     ///
-    /// - Throws: ``VerificationError`` when OpenSSL does not offer the algorithm.
+    /// - Throws: `VerificationError` when OpenSSL does not offer the algorithm.
     public init(_ algorithm: DigestAlgorithm) throws(VerificationError) {
         OpenSSLLibrary.initializeOnce()
         guard let digest = EVP_get_digestbyname(algorithm.openSSLName) else {
