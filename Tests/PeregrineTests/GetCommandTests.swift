@@ -107,20 +107,24 @@ import Testing
         // file is synced and its offset recorded every second), and about ten seconds before the
         // end, so that a loaded machine (the whole suite runs in parallel on two cores) cannot let
         // the download finish first.
+        // The signal is sent from the polling thread itself: waiting for the test's task to be
+        // scheduled again first can take seconds on a loaded machine, long enough to finish.
         let grown = await onOwnThread { () -> Bool in
             let deadline = Date().addingTimeInterval(60)
             while Date() < deadline, process.isRunning {
                 let names = (try? FileManager.default.contentsOfDirectory(atPath: rig.downloads)) ?? []
                 for name in names where name.hasSuffix(".part") {
                     let size = (try? FileManager.default.attributesOfItem(atPath: rig.downloads + "/" + name)[.size])
-                    if let size = size as? NSNumber, size.int64Value > 3 << 19 { return true }
+                    if let size = size as? NSNumber, size.int64Value > 3 << 19 {
+                        kill(process.processIdentifier, signal)
+                        return true
+                    }
                 }
                 usleep(5_000)
             }
             return false
         }
         try #require(grown, "the download never got 1.5 MiB in")
-        kill(process.processIdentifier, signal)
         await onOwnThread { process.waitUntilExit() }
         let expectedStatus: Int32 = signal == SIGINT ? 130 : signal == SIGTERM ? 143 : SIGKILL
         #expect(process.terminationStatus == expectedStatus)
@@ -165,6 +169,9 @@ import Testing
                 for name in names where name.hasSuffix(".part") {
                     var status = stat()
                     if stat(rig.downloads + "/" + name, &status) == 0, Int(status.st_blocks) * 512 > 5 << 20 {
+                        // Killed from this thread, not after the test's task is scheduled again.
+                        usleep(300_000)
+                        kill(process.processIdentifier, SIGKILL)
                         return true
                     }
                 }
@@ -173,8 +180,6 @@ import Testing
             return false
         }
         try #require(grown, "the download never got 5 MiB in")
-        usleep(300_000)
-        kill(process.processIdentifier, SIGKILL)
         await onOwnThread { process.waitUntilExit() }
         let first = rig.requests(for: "/slow/split.bin")
         #expect(first.count >= 4, "the first run did not split: \(first)")
