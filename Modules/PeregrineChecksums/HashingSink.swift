@@ -32,8 +32,8 @@ import Synchronization
 ///
 /// ```swift
 /// let file = try FileSink(path: partial)
-/// let hashing = HashingSink(.sha256, downstream: .init(write: file.write, flush: file.flush))
-/// _ = try await transport.download(request, to: hashing)   // once HashingSink is a TransferSink
+/// let hashing = try HashingSink(.sha256, wrapping: file, digests: OpenSSLDigests())
+/// _ = try await transport.download(request, to: hashing)
 /// try file.close()
 /// switch try hashing.verify(against: expected) { … }
 /// ```
