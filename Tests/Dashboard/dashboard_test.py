@@ -60,7 +60,11 @@ class RPC:
         return answer["result"]
 
     def view(self):
-        return self.call("peregrine.listView")
+        """The default list, its rows as objects (the service sends arrays in the order of `fields`)."""
+        view = self.call("peregrine.listView")
+        for section in view["sections"]:
+            section["downloads"] = [dict(zip(view["fields"], row)) for row in section["downloads"]]
+        return view
 
     def names(self):
         """The display names of the default list, in the model's order."""

@@ -12,7 +12,7 @@ import Testing
     private func sections(_ rig: ServiceRig, _ list: String = "") async throws -> [[String]] {
         let view = try #require(try await rig.result("peregrine.listView", "\"\(list)\"") as? [String: Any])
         let sections = try #require(view["sections"] as? [[String: Any]])
-        return sections.map { (($0["downloads"] as? [[String: Any]]) ?? []).compactMap { $0["gid"] as? String } }
+        return sections.map { (($0["downloads"] as? [[Any]]) ?? []).compactMap { $0.first as? String } }
     }
 
     private func addPaused(_ rig: ServiceRig, _ uris: [String], options: String = "{\"pause\":true}") async throws
@@ -32,12 +32,17 @@ import Testing
             #expect(view["sortType"] as? String == "addTime")
             #expect(
                 view["sectioning"] as? [String: Bool] == ["addTime": false, "fileSize": false, "fileNameIndex": false])
-            let rows = ((view["sections"] as? [[String: Any]])?.first?["downloads"] as? [[String: Any]]) ?? []
-            #expect(rows.map { $0["gid"] as? String } == gids)
-            #expect(rows.first?["name"] as? String == "b")
-            #expect(rows.first?["status"] as? String == "paused")
-            #expect(rows.first?["url"] as? String == "\(base)/v/b.bin")
-            #expect(rows.first?["total"] as? Int == 0 && rows.first?["done"] as? Int == 0)
+            #expect(
+                view["fields"] as? [String] == ["gid", "name", "status", "total", "done", "kind", "speed", "url"])
+            let rows = ((view["sections"] as? [[String: Any]])?.first?["downloads"] as? [[Any]]) ?? []
+            #expect(rows.map { $0.first as? String } == gids)
+            let first = try #require(rows.first)
+            #expect(first.count == 8)
+            #expect(first[1] as? String == "b")
+            #expect(first[2] as? String == "paused")
+            #expect(first[3] as? Int == 0 && first[4] as? Int == 0 && first[6] as? Int == 0)
+            #expect(first[5] as? String == "Other")
+            #expect(first[7] as? String == "\(base)/v/b.bin")
 
             #expect(try await rig.result("peregrine.setSort", "\"fileName\", \"descending\"") as? String == "OK")
             #expect(try await sections(rig) == [[gids[2], gids[0], gids[1]]])

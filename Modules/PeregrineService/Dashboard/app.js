@@ -47,7 +47,7 @@ const state = {
 };
 
 // Measured by Benchmarks/p11.sh and shown nowhere.
-const metrics = { firstRender: null, listBytes: 0, longestUpdate: 0, updates: 0 };
+const metrics = { firstRender: null, listBytes: 0, longestUpdate: 0, updates: 0, listRequested: undefined };
 window.peregrineMetrics = metrics;
 
 // MARK: Errors
@@ -95,7 +95,8 @@ async function start() {
 async function tryLogin(secret) {
   const client = new RPCClient(secret);
   try {
-    await client.call('aria2.getGlobalStat');
+    // The cheapest call that needs the secret: the page asks for everything else at once after.
+    state.lists = await client.call('peregrine.lists');
   } catch (error) {
     if (error.code === 1) return 'The secret is wrong.';
     return error.message;
@@ -170,13 +171,11 @@ async function enterApp() {
     if (live && state.view) refreshAll();
   });
   state.socket.open();
-  await attempt(async () => {
-    const [lists, options] = await state.client.multicall([['peregrine.lists'], ['aria2.getGlobalOption']]);
-    if (!(lists instanceof RPCError)) state.lists = lists;
-    if (!(options instanceof RPCError)) showLimits(options);
-  });
   renderTabs();
-  await loadList();
+  // The list first: the limits and the first tick come beside it, not before.
+  const loaded = loadList();
+  attempt(async () => showLimits(await state.client.call('aria2.getGlobalOption')));
+  await loaded;
   tick();
 }
 
@@ -248,16 +247,20 @@ async function selectTab(tab, list) {
 
 // MARK: Loading
 
-function rowFrom(object) {
+/** A row from `listView` (an array in the order of its `fields`) or `trashView` (an object). */
+function rowFrom(value) {
+  const [gid, name, status, total, done, kind, speed, url] = Array.isArray(value)
+    ? value
+    : [value.gid, value.name, value.status, value.total, value.done, value.kind, value.speed, value.url];
   return {
-    gid: object.gid,
-    url: object.url,
-    name: object.name,
-    status: object.status,
-    total: Number(object.total) || 0,
-    done: Number(object.done) || 0,
-    kind: object.kind || 'other',
-    speed: Number(object.speed) || 0,
+    gid,
+    url,
+    name,
+    status,
+    total: Number(total) || 0,
+    done: Number(done) || 0,
+    kind: kind || 'Other',
+    speed: Number(speed) || 0,
   };
 }
 
@@ -269,6 +272,8 @@ function loadList() {
   }
   state.loading = attempt(async () => {
     const list = state.list;
+    const first = metrics.listRequested === undefined;
+    if (first) metrics.listRequested = performance.now();
     const response = await fetch('/jsonrpc', {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
@@ -281,6 +286,7 @@ function loadList() {
       throw new RPCError(0, `The service cannot be reached (${error.message}).`);
     });
     const text = await response.text();
+    if (first) metrics.listReceived = performance.now();
     metrics.listBytes = text.length;
     const answer = JSON.parse(text);
     if (answer.error) throw new RPCError(answer.error.code, answer.error.message);
@@ -329,6 +335,7 @@ function applyView(view) {
   listView.setCount(items.length);
   listView.paint();
   if (!state.firstRender) {
+    metrics.painted = performance.now();
     state.firstRender = true;
     // After the frame with the rows: the second animation frame starts once it was produced.
     requestAnimationFrame(() =>
