@@ -130,7 +130,9 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]
+            ],
+            // The web dashboard: plain HTML, CSS and JavaScript modules, served at `/`.
+            resources: [.copy("Dashboard")]
         ),
 
         // The example command-line program.

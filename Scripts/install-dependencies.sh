@@ -17,6 +17,8 @@ packages=(
     curl                 # the peer in benchmarks
     aria2                # aria2c --enable-rpc: the reference the service's compatibility test runs against
     python3-pip          # installs aria2p, the RPC client of that test (Scripts/test.sh)
+    chromium             # the browser of the dashboard's tests and benchmark (headless)
+    chromium-driver      # chromedriver, which Selenium drives it through
     ca-certificates
     "$@"
 )

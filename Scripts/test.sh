@@ -11,6 +11,11 @@ if ! python3 -c 'import importlib.metadata as m, sys; sys.exit(m.version("aria2p
     python3 -m pip install --quiet "aria2p==0.12.3" \
         || python3 -m pip install --quiet --break-system-packages "aria2p==0.12.3"
 fi
+# Selenium, pinned, drives headless Chromium in Tests/Dashboard/dashboard_test.py (the dashboard).
+if ! python3 -c 'import importlib.metadata as m, sys; sys.exit(m.version("selenium") != "4.40.0")' 2>/dev/null; then
+    python3 -m pip install --quiet "selenium==4.40.0" \
+        || python3 -m pip install --quiet --break-system-packages "selenium==4.40.0"
+fi
 # The video thumbnail tests skip themselves without ffmpeg; here a missing ffmpeg is a failure.
 export PEREGRINE_REQUIRE_FFMPEG=1
 

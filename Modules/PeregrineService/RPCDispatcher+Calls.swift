@@ -59,7 +59,7 @@ extension RPCDispatcher {
     private func perform(_ call: RPCCall) async throws(RPCError) -> JSONValue {
         // aria2 answers these two without the secret.
         if call.method == "system.listMethods" {
-            return .array((Self.aria2Methods + Self.peregrineMethods).map { .string($0) })
+            return .array((Self.aria2Methods + Self.peregrineMethods + Self.dashboardMethods).map { .string($0) })
         }
         if call.method == "system.listNotifications" { return .array(Self.notifications.map { .string($0) }) }
         if call.method == "system.multicall" { return try await multicall(call) }
@@ -154,7 +154,7 @@ extension RPCDispatcher {
         case "peregrine.listTrash": return peregrineListTrash()
         case "peregrine.emptyTrash": return peregrineEmptyTrash()
         case "peregrine.setDisplayName": return try peregrineSetDisplayName(params)
-        default: throw RPCError.noSuchMethod(method)
+        default: return try dispatchDashboard(method, params)
         }
     }
 }

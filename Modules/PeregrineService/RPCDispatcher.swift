@@ -27,6 +27,8 @@ public final class RPCDispatcher: Sendable {
     let state: Mutex<RegistryState>
     /// The port the server listens on, once it does (`getGlobalOption` reports it).
     let listeningPort = Mutex<Int?>(nil)
+    /// Counts the changes of the lists' shape, for the dashboard (`peregrine.listRevision`).
+    let listRevision = ListRevision()
 
     /// What the service keeps beside the manager.
     struct RegistryState: Sendable {

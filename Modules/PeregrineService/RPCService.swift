@@ -91,6 +91,9 @@ public final class RPCService: Service, Sendable {
         let events = dispatcher.manager.events()
         let follower = Task { [dispatcher] in await dispatcher.followEvents(events) }
         defer { follower.cancel() }
+        let listChanges = dispatcher.manager.events()
+        let listFollower = Task { [dispatcher] in await dispatcher.followListChanges(listChanges) }
+        defer { listFollower.cancel() }
         do {
             try await withGracefulShutdownHandler {
                 try await group.run()
@@ -119,7 +122,8 @@ public final class RPCService: Service, Sendable {
 
     // MARK: Routes
 
-    /// The router of plain HTTP requests: `POST /jsonrpc`, its CORS preflight, thumbnails.
+    /// The router of plain HTTP requests: `POST /jsonrpc`, its CORS preflight, thumbnails, the
+    /// dashboard's files.
     private func makeRouter() -> Router<BasicWebSocketRequestContext> {
         let router = Router(context: BasicWebSocketRequestContext.self)
         let dispatcher = self.dispatcher
@@ -153,7 +157,10 @@ public final class RPCService: Service, Sendable {
         router.get("/thumbnail/:gid") { request, context -> Response in
             if let refusal = Self.refuseForeignOrigin(request, configuration) { return refusal }
             if let secret = configuration.secret {
-                guard let token = request.uri.queryParameters.get("token"), secret.matches(token) else {
+                // The dashboard sends the token in a header: a URL would show it in logs.
+                guard let token = request.uri.queryParameters.get("token") ?? Self.bearerToken(request),
+                    secret.matches(token)
+                else {
                     return Response(status: .unauthorized)
                 }
             }
@@ -168,6 +175,7 @@ public final class RPCService: Service, Sendable {
             return Response(
                 status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: thumbnail.data)))
         }
+        addDashboardRoutes(to: router)
         return router
     }
 
