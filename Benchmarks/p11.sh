@@ -142,6 +142,11 @@ stat=$(curl -fsS -d "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"aria2.getGlobalS
     "http://127.0.0.1:$PORT/jsonrpc")
 
 printf '%s\n' "${results[@]}" >"$WORK/results.jsonl"
+echo
+echo "P11: $TASKS tasks ($ACTIVE downloading at 16 KiB/s each, the rest paused), headless Chromium $(chromium --version 2>/dev/null | awk '{print $2}'), ${#results[@]} rounds, ${SECONDS_WINDOW} s windows"
+echo "Command: $COMMAND"
+echo "Service at the end: $(python3 -c 'import json,sys; s=json.loads(sys.argv[1])["result"]; print(s["numActive"], "active,", s["numWaiting"], "waiting")' "$stat"); load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
 python3 - "$WORK/results.jsonl" <<'PY'
 import json, statistics, sys
 rounds = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
