@@ -4,10 +4,11 @@ headless Chromium and measures
 
 - the first full render: from the navigation's start to the second animation frame after the
   rows were put in the page (so the frame with them was produced), from the page's own
-  Performance marks; with the parts: the list request, its answer, the DOM work;
+  Performance marks; with the parts: the list request, its answer, the DOM work; measured on
+  the page opened a second time in the browser (warm), and on the browser's first page (cold);
 - the longest main-thread task while the service's downloads update, over a window of
   --seconds: from Chromium's trace (every task the renderer's main thread ran, not only ours),
-  plus the `longtask` entries of a PerformanceObserver (tasks over 50 ms, the API's floor) and
+  wall and the thread's own CPU time (a shared machine preempts it), plus the `longtask` entries of a PerformanceObserver (tasks over 50 ms, the API's floor) and
   the page's own longest update round.
 
 Prints one JSON object. Needs selenium 4.40.0, chromium and chromium-driver.
@@ -55,6 +56,13 @@ def main():
     driver = webdriver.Chrome(service=Service(executable_path=arguments.chromedriver), options=options)
     try:
         driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": OBSERVER})
+        # Cold: the browser's first page. Warm: the same page opened again (a new document, the
+        # browser's processes already running), as a person opening the dashboard sees it.
+        driver.get(arguments.url)
+        WebDriverWait(driver, 120, poll_frequency=0.02).until(
+            lambda d: d.execute_script("return document.body.dataset.ready === 'true'"))
+        cold = driver.execute_script("return window.peregrineMetrics.firstRender")
+        driver.get("about:blank")
         driver.get(arguments.url)
         WebDriverWait(driver, 120, poll_frequency=0.02).until(
             lambda d: d.execute_script("return document.body.dataset.ready === 'true'"))
@@ -77,11 +85,12 @@ def main():
                      updates: window.peregrineMetrics.updates,
                      active: document.getElementById('num-active').textContent };
         """)
-        tasks = main_thread_tasks(driver.get_log("performance"))
+        tasks, cpu, parts = main_thread_tasks(driver.get_log("performance"))
     finally:
         driver.quit()
     print(json.dumps({
         "first_render_ms": round(load["firstRender"], 1),
+        "first_render_cold_ms": round(cold, 1),
         "list_request_ms": round(load["listRequested"], 1),
         "list_answer_ms": round(load["listReceived"] - load["listRequested"], 1),
         "dom_ms": round(load["painted"] - load["listReceived"], 1),
@@ -95,6 +104,8 @@ def main():
         "trace_tasks": len(tasks),
         "longest_task_ms": round(max(tasks, default=0), 2),
         "tasks_over_16ms": sum(1 for duration in tasks if duration > 16),
+        "longest_task_cpu_ms": round(max(cpu, default=0), 2),
+        "longest_task_parts": parts,
     }))
     return 0
 
@@ -111,9 +122,22 @@ def main_thread_tasks(entries):
     if mark is None:
         raise SystemExit("the trace has no window mark")
     thread = (mark.get("pid"), mark.get("tid"))
-    return [event["dur"] / 1000 for event in events
-            if event.get("name") == "RunTask" and event.get("ph") == "X" and "dur" in event
-            and (event.get("pid"), event.get("tid")) == thread and event["ts"] >= mark["ts"]]
+    mine = [event for event in events if (event.get("pid"), event.get("tid")) == thread and event.get("ts", 0) >= mark["ts"]]
+    tasks = [event for event in mine if event.get("name") == "RunTask" and event.get("ph") == "X" and "dur" in event]
+    if not tasks:
+        return [], [], {}
+    # What the longest task spent its time on: the timeline events inside it, by name.
+    longest = max(tasks, key=lambda event: event["dur"])
+    parts = {}
+    for event in mine:
+        if event is longest or event.get("ph") != "X" or "dur" not in event or event.get("name") == "RunTask":
+            continue
+        if longest["ts"] <= event["ts"] and event["ts"] + event["dur"] <= longest["ts"] + longest["dur"]:
+            parts[event["name"]] = round(parts.get(event["name"], 0) + event["dur"] / 1000, 2)
+    top = dict(sorted(parts.items(), key=lambda item: -item[1])[:6])
+    # Wall time (dur) counts the time the thread waited for a core on a shared machine; the
+    # thread's own time (tdur) is the work.
+    return [event["dur"] / 1000 for event in tasks], [event.get("tdur", 0) / 1000 for event in tasks], top
 
 
 if __name__ == "__main__":

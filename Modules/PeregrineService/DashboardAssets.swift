@@ -41,8 +41,14 @@ struct DashboardAssets: Sendable {
         self.files = files
     }
 
-    /// The files shipped with the package.
-    static let shipped = DashboardAssets(directory: Bundle.module.url(forResource: "Dashboard", withExtension: nil))
+    /// The files shipped with the package (`Bundle.module`), or none when the resource bundle is
+    /// not beside the program: SwiftPM's accessor would stop the process there, and a service
+    /// without its dashboard is better than no service.
+    static let shipped: DashboardAssets = {
+        let bundle = Bundle.main.bundleURL.appendingPathComponent("Peregrine_PeregrineService.resources")
+        guard FileManager.default.fileExists(atPath: bundle.path) else { return DashboardAssets(directory: nil) }
+        return DashboardAssets(directory: Bundle.module.url(forResource: "Dashboard", withExtension: nil))
+    }()
 
     /// Whether a name is one the table may hold: no separator, no leading dot, no `..`.
     static func isPlainName(_ name: String) -> Bool {

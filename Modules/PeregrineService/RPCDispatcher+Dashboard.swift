@@ -49,13 +49,14 @@ extension RPCDispatcher {
     // MARK: Reading
 
     /// The fields of a row of `peregrine.listView`, in their order.
-    static let rowFields: [JSONValue] = ["gid", "name", "status", "total", "done", "kind", "speed", "url"]
+    static let rowFields: [JSONValue] = ["gid", "name", "status", "total", "done", "kind", "speed"]
 
     /// `peregrine.listView([list])`: the list as the model has it, every row with what the
     /// dashboard shows — `{list, revision, sortType, sortOrder, sectioning: {addTime, fileSize,
     /// fileNameIndex}, fields, sections: [{title, downloads: [[gid, name, status, total, done,
-    /// kind, speed, url]]}]}`. A row is an array in the order of `fields` (a third of the
-    /// serializing work of an object with 10,000 rows); numbers are JSON numbers.
+    /// kind, speed]]}]}`. A row is an array in the order of `fields` (a third of the serializing
+    /// work of an object with 10,000 rows); numbers are JSON numbers. URLs are left out (the
+    /// longest strings of a row, shown only on demand: `aria2.getUris`).
     func listView(_ key: DownloadListKey) -> JSONValue {
         let revision = listRevision.current
         let list = manager.list(key)
@@ -78,7 +79,7 @@ extension RPCDispatcher {
     }
 
     /// `peregrine.trashView([list])`: the trash's rows, most recently trashed first, as objects
-    /// with the keys of `listView`'s `fields`.
+    /// with the keys of `listView`'s `fields` and `url`.
     func trashView(_ key: DownloadListKey) -> JSONValue {
         let list = manager.list(key)
         return .array(
@@ -87,6 +88,7 @@ extension RPCDispatcher {
                 for (field, value) in zip(Self.rowFields, row(url: url, in: list)) {
                     if let name = field.stringValue { object[name] = value }
                 }
+                object["url"] = .string(url)
                 return .object(object)
             })
     }
@@ -97,7 +99,7 @@ extension RPCDispatcher {
         let item = list.item(for: url)
         let kind = JSONValue.string(item?.kind.rawValue ?? "Other")
         guard let snapshot = manager.engine.task(url) else {
-            return [gid, .string(item?.fileName ?? url), "removed", 0, 0, kind, 0, .string(url)]
+            return [gid, .string(item?.fileName ?? url), "removed", 0, 0, kind, 0]
         }
         let status = status(of: snapshot)
         let total = snapshot.record.expectedLength ?? (item?.fileSize ?? 0)
@@ -105,7 +107,6 @@ extension RPCDispatcher {
         return [
             gid, .string(manager.fileDisplayName(ofTask: url) ?? item?.fileName ?? url), .string(status.rawValue),
             .integer(max(0, total)), .integer(done), kind, .integer(status == .active ? speed(of: url) : 0),
-            .string(url),
         ]
     }
 

@@ -1,12 +1,17 @@
 import Hummingbird
 import HummingbirdWebSocket
+import Logging
 
 extension RPCService {
     /// The dashboard's routes: `GET /` answers `index.html`, `GET /dashboard/NAME` the other
     /// files of ``DashboardAssets``. They carry no data, so they need no secret; the page asks
     /// for the secret and sends it with every RPC call, never in a URL.
-    func addDashboardRoutes(to router: Router<BasicWebSocketRequestContext>) {
+    func addDashboardRoutes(to router: Router<BasicWebSocketRequestContext>, logger: Logger) {
         let assets = DashboardAssets.shipped
+        if assets.files["index.html"] == nil {
+            logger.warning(
+                "the dashboard's files are missing: install Peregrine_PeregrineService.resources beside the program")
+        }
         router.get("/") { _, _ -> Response in
             Self.serve(assets.files["index.html"])
         }

@@ -175,7 +175,7 @@ public final class RPCService: Service, Sendable {
             return Response(
                 status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: thumbnail.data)))
         }
-        addDashboardRoutes(to: router)
+        addDashboardRoutes(to: router, logger: logger)
         return router
     }
 

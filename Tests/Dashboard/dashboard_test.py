@@ -145,6 +145,13 @@ def main():
 
 
 def shot(driver, arguments, name):
+    # The type icons come from /thumbnail/GID, which waits up to 2 s for a real thumbnail: let
+    # them arrive for the picture (bounded; nothing is asserted on it).
+    try:
+        WebDriverWait(driver, 5, poll_frequency=0.1).until(lambda _: driver.execute_script(
+            "return [...document.querySelectorAll('.row:not([hidden]) .icon img')].every((i) => !i.hidden)"))
+    except TimeoutException:
+        pass
     path = os.path.join(arguments.screenshots, f"dashboard-{name}.png")
     driver.save_screenshot(path)
     step(f"screenshot {path}")
@@ -311,7 +318,6 @@ def run(driver, rpc, page, arguments):
     step("screenshots")
     Select(driver.find_element(By.ID, "sort-type")).select_by_value("fileType")
     wait(driver, "type sections", lambda: len(section_titles(driver)) >= 1)
-    time.sleep(0.3)  # the thumbnails' requests settle; only the picture depends on it
     driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
     shot(driver, arguments, "dark")
     driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",

@@ -94,9 +94,10 @@ async function start() {
 /** Signs in with `secret`: null when it worked, else why not. */
 async function tryLogin(secret) {
   const client = new RPCClient(secret);
+  let view;
   try {
-    // The cheapest call that needs the secret: the page asks for everything else at once after.
-    state.lists = await client.call('peregrine.lists');
+    // The list itself checks the secret: no round trip before the first render.
+    view = await fetchView(client, '');
   } catch (error) {
     if (error.code === 1) return 'The secret is wrong.';
     return error.message;
@@ -104,7 +105,7 @@ async function tryLogin(secret) {
   state.client = client;
   state.secret = secret;
   if (secret !== null) sessionStorage.setItem(SECRET_KEY, secret);
-  await enterApp();
+  await enterApp(view);
   return null;
 }
 
@@ -150,7 +151,7 @@ let listView;
 let trashView;
 let graph;
 
-async function enterApp() {
+async function enterApp(view) {
   $('login').hidden = true;
   $('app').hidden = false;
   if (!listView) {
@@ -171,11 +172,17 @@ async function enterApp() {
     if (live && state.view) refreshAll();
   });
   state.socket.open();
+  state.list = '';
+  state.tab = 'list';
   renderTabs();
-  // The list first: the limits and the first tick come beside it, not before.
-  const loaded = loadList();
-  attempt(async () => showLimits(await state.client.call('aria2.getGlobalOption')));
-  await loaded;
+  applyView(view);
+  // The rest after the first render.
+  await attempt(async () => {
+    const [lists, options] = await state.client.multicall([['peregrine.lists'], ['aria2.getGlobalOption']]);
+    if (Array.isArray(lists)) state.lists = lists;
+    if (!(options instanceof RPCError)) showLimits(options);
+  });
+  renderTabs();
   tick();
 }
 
@@ -272,25 +279,8 @@ function loadList() {
   }
   state.loading = attempt(async () => {
     const list = state.list;
-    const first = metrics.listRequested === undefined;
-    if (first) metrics.listRequested = performance.now();
-    const response = await fetch('/jsonrpc', {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({
-        jsonrpc: '2.0', id: 0, method: 'peregrine.listView', params: state.client.withToken([list]),
-      }),
-      cache: 'no-store',
-      credentials: 'omit',
-    }).catch((error) => {
-      throw new RPCError(0, `The service cannot be reached (${error.message}).`);
-    });
-    const text = await response.text();
-    if (first) metrics.listReceived = performance.now();
-    metrics.listBytes = text.length;
-    const answer = JSON.parse(text);
-    if (answer.error) throw new RPCError(answer.error.code, answer.error.message);
-    if (list === state.list) applyView(answer.result);
+    const view = await fetchView(state.client, list);
+    if (list === state.list) applyView(view);
   }).finally(() => {
     state.loading = null;
     if (state.reloadAfter) {
@@ -299,6 +289,32 @@ function loadList() {
     }
   });
   return state.loading;
+}
+
+/** `peregrine.listView(list)`, read as text first (the first time, timed for P11). */
+async function fetchView(client, list) {
+  const first = metrics.listRequested === undefined;
+  if (first) metrics.listRequested = performance.now();
+  const response = await fetch('/jsonrpc', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'peregrine.listView', params: client.withToken([list]) }),
+    cache: 'no-store',
+    credentials: 'omit',
+  }).catch((error) => {
+    throw new RPCError(0, `The service cannot be reached (${error.message}).`);
+  });
+  const text = await response.text();
+  if (first) metrics.listReceived = performance.now();
+  metrics.listBytes = text.length;
+  let answer;
+  try {
+    answer = JSON.parse(text);
+  } catch {
+    throw new RPCError(response.status, `The service answered HTTP ${response.status}.`);
+  }
+  if (answer.error) throw new RPCError(answer.error.code, answer.error.message);
+  return answer.result;
 }
 
 function applyView(view) {
@@ -607,7 +623,7 @@ function renderRow(refs, row) {
   setText(refs, 'name', refs.name, row.name);
   if (refs.shown.url !== row.url) {
     refs.shown.url = row.url;
-    refs.name.title = row.url;
+    refs.name.title = row.url || '';
   }
   setText(refs, 'kind', refs.kind, (row.kind || 'other').slice(0, 3));
   setText(refs, 'status', refs.status, STATUS_TITLES[row.status] || row.status);
@@ -667,6 +683,24 @@ function pumpThumbnails() {
       });
   }
 }
+
+// MARK: URLs (not in the list's answer: asked for when a row is pointed at or opened)
+
+async function urlOf(row) {
+  if (row.url === undefined && !row.askedURL) {
+    row.askedURL = true;
+    const uris = await attempt(() => state.client.call('aria2.getUris', row.gid));
+    if (Array.isArray(uris) && uris[0]) row.url = uris[0].uri;
+    listView.schedule();
+  }
+  return row.url;
+}
+
+$('list-scroller').addEventListener('pointerover', (event) => {
+  const element = event.target.closest('.row[data-gid]');
+  const row = element && state.rows.get(element.dataset.gid);
+  if (row) urlOf(row);
+});
 
 // MARK: Actions
 
@@ -856,14 +890,14 @@ function setFocus(index) {
   listView.reveal(state.focus);
 }
 
-$('list-scroller').addEventListener('keydown', async (event) => {
+$('list-scroller').addEventListener('keydown', (event) => {
   if (event.target !== $('list-scroller')) return;
   const page = Math.max(1, Math.floor(listView.viewHeight / ROW_HEIGHT) - 1);
   const item = state.items[state.focus];
   const manual = state.view && state.view.sortType === 'manual';
   let handled = true;
   if (event.altKey && (event.key === 'ArrowUp' || event.key === 'ArrowDown') && manual && item && !item.header) {
-    await moveByKeyboard(item, event.key === 'ArrowUp' ? -1 : 1);
+    moveByKeyboard(item, event.key === 'ArrowUp' ? -1 : 1);
   } else if (event.key === 'ArrowDown') setFocus(state.focus + 1);
   else if (event.key === 'ArrowUp') setFocus(state.focus - 1);
   else if (event.key === 'PageDown') setFocus(state.focus + page);
@@ -879,7 +913,9 @@ $('list-scroller').addEventListener('keydown', async (event) => {
     else {
       const row = state.rows.get(item.gid);
       if (row && row.status === 'error') perform('error', item);
-      else if (row) showText(row.name, `${row.url}\n${STATUS_TITLES[row.status] || row.status}`);
+      else if (row) {
+        urlOf(row).then((url) => showText(row.name, `${url || ''}\n${STATUS_TITLES[row.status] || row.status}`));
+      }
     }
   } else if (item && !item.header && (event.key === 'r' || event.key === 's')) {
     perform(event.key === 'r' ? 'restart' : 'stop', item);

@@ -6,6 +6,12 @@ export class SpeedGraph {
     this.canvas = canvas;
     this.capacity = capacity;
     this.samples = [];
+    this.color = null;
+    // The theme's color, read once per theme (reading styles each second would force a restyle).
+    matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => {
+      this.color = null;
+      this.draw();
+    });
   }
 
   add(bytesPerSecond) {
@@ -26,8 +32,8 @@ export class SpeedGraph {
     const context = canvas.getContext('2d');
     context.setTransform(ratio, 0, 0, ratio, 0, 0);
     context.clearRect(0, 0, width, height);
-    const style = getComputedStyle(canvas);
-    const color = style.getPropertyValue('--graph').trim() || '#1f6feb';
+    if (this.color === null) this.color = getComputedStyle(canvas).getPropertyValue('--graph').trim() || '#1f6feb';
+    const color = this.color;
     const peak = Math.max(1, ...this.samples);
     const step = width / (this.capacity - 1);
     const offset = this.capacity - this.samples.length;
