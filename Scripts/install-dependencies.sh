@@ -17,6 +17,7 @@ packages=(
     curl                 # the peer in benchmarks
     aria2                # aria2c --enable-rpc: the reference the service's compatibility test runs against
     python3-pip          # installs aria2p, the RPC client of that test (Scripts/test.sh)
+    wrk                  # the HTTP load generator of Benchmarks/p9.sh (getGlobalStat throughput)
     ca-certificates
     "$@"
 )

@@ -27,6 +27,8 @@ public final class RPCDispatcher: Sendable {
     let state: Mutex<RegistryState>
     /// The port the server listens on, once it does (`getGlobalOption` reports it).
     let listeningPort = Mutex<Int?>(nil)
+    /// The downloads by status, kept between changes (`tellActive`, `tellWaiting`, `getGlobalStat`).
+    let statusIndexCache = StatusIndexCache()
 
     /// What the service keeps beside the manager.
     struct RegistryState: Sendable {
