@@ -175,10 +175,11 @@ for round in $(seq 1 "$ROUNDS"); do
     done
 done
 
-declare -A RSS HWM
+declare -A RSS ANON HWM_LOAD HWM
 for name in "${contenders[@]}"; do
     RSS[$name]=$(awk '/^VmRSS/ { printf "%.1f", $2 / 1024 }' "/proc/${PID[$name]}/status")
-    HWM[$name]=$(awk '/^VmHWM/ { printf "%.1f", $2 / 1024 }' "/proc/${PID[$name]}/status")
+    ANON[$name]=$(awk '/^RssAnon/ { printf "%.1f", $2 / 1024 }' "/proc/${PID[$name]}/status")
+    HWM_LOAD[$name]=$(awk '/^VmHWM/ { printf "%.1f", $2 / 1024 }' "/proc/${PID[$name]}/status")
 done
 
 declare -A ws_line ws_start_p99 ws_fanout_p99 ws_delivered
@@ -224,7 +225,9 @@ row "tellWaiting(0,100) p99" "${waiting_p99[peregrine]:-}" "${waiting_p99[aria2c
 row "getGlobalStat, wrk -t2 -c50" "${throughput[peregrine]:-}" "${throughput[aria2c]:-}" higher req/s
 echo "| VmRSS with $TASKS tasks, after adding | ${RSS_FILLED[peregrine]} MiB | ${RSS_FILLED[aria2c]} MiB | $(ratio "${RSS_FILLED[aria2c]}" "${RSS_FILLED[peregrine]}") |"
 echo "| VmRSS with $TASKS tasks, after the RPC load | ${RSS[peregrine]} MiB | ${RSS[aria2c]} MiB | $(ratio "${RSS[aria2c]}" "${RSS[peregrine]}") |"
-echo "| VmHWM (peak), end of run | ${HWM[peregrine]} MiB | ${HWM[aria2c]} MiB | $(ratio "${HWM[aria2c]}" "${HWM[peregrine]}") |"
+echo "| RssAnon (the heap, without mapped code), after the RPC load | ${ANON[peregrine]} MiB | ${ANON[aria2c]} MiB | $(ratio "${ANON[aria2c]}" "${ANON[peregrine]}") |"
+echo "| VmHWM (peak) after adding and the RPC load | ${HWM_LOAD[peregrine]} MiB | ${HWM_LOAD[aria2c]} MiB | $(ratio "${HWM_LOAD[aria2c]}" "${HWM_LOAD[peregrine]}") |"
+echo "| VmHWM (peak), end of run (after the downloads) | ${HWM[peregrine]} MiB | ${HWM[aria2c]} MiB | $(ratio "${HWM[aria2c]}" "${HWM[peregrine]}") |"
 row "$CLIENTS WebSocket listeners, $DOWNLOADS downloads: addUri → onDownloadStart p99" \
     "${ws_start_p99[peregrine]:-}" "${ws_start_p99[aria2c]:-}" lower ms
 row "  same: fan-out spread p99" "${ws_fanout_p99[peregrine]:-}" "${ws_fanout_p99[aria2c]:-}" lower ms
