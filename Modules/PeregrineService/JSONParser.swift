@@ -4,7 +4,8 @@
 /// or thrown-and-caught errors for every value (Foundation's `JSONDecoder` costed a fifth of
 /// the service's CPU under load). Numbers read as `JSONDecoder` reads them into ``JSONValue``:
 /// an integral value that fits `Int64` is `.integer` (also `1.0`, `1e3`), anything else a finite
-/// `.double`. Strings must be valid UTF-8; `\u` escapes must pair their surrogates. Nesting is
+/// `.double`. A name repeated in an object keeps its first value. Strings must be valid UTF-8;
+/// `\u` escapes must pair their surrogates. Nesting is
 /// bounded by ``maxDepth``, so no input can exhaust the stack.
 ///
 /// Complexity: O(n) in the input's length.
@@ -89,7 +90,10 @@ struct JSONParser {
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw failure }
             index += 1
             skipWhitespace()
-            members[key] = try value(depth: depth)
+            let member = try value(depth: depth)
+            // A repeated name keeps its first value, as JSONDecoder (the service's decoder before
+            // this parser) reads it; found by the FuzzRPCRequest harness.
+            if members[key] == nil { members[key] = member }
             skipWhitespace()
             guard index < bytes.count else { throw failure }
             if bytes[index] == UInt8(ascii: ",") {

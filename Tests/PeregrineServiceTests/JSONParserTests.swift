@@ -24,7 +24,7 @@ import Testing
         #expect(try parse("1e3") == .integer(1000))
         #expect(try parse("9223372036854775807") == .integer(.max))
         #expect(try parse("-9223372036854775808") == .integer(.min))
-        #expect(try parse("12345678901234567890") == .double(12_345_678_901_234_567_890))
+        #expect(try parse("18446744073709551616") == .double(18_446_744_073_709_551_616))
         #expect(try parse("0.25") == .double(0.25))
         #expect(try parse("-2.5E-1") == .double(-0.25))
         #expect(throws: (any Error).self) { try parse("1e400") }
@@ -47,6 +47,32 @@ import Testing
         // Invalid UTF-8 inside a string.
         #expect(throws: (any Error).self) { try JSONValue.parse([0x22, 0xFF, 0x22]) }
         #expect(throws: (any Error).self) { try JSONValue.parse([0x22, 0x5C, 0x6E, 0xC3, 0x22]) }
+    }
+
+    /// Found by `FuzzRPCRequest` (`Fuzz/Corpus/FuzzRPCRequest/fuzz-duplicate-name`): the parser
+    /// kept the last of two `method` members, JSONDecoder the first, so the same body named two
+    /// different methods depending on the decoder.
+    @Test func aRepeatedNameKeepsItsFirstValueAsJSONDecoderDoes() throws {
+        let text = #"{"id":2,"method":"aria2.tellStop1.0","id":3,"method":"aria2.tellStopped","params":[]}"#
+        let value = try parse(text)
+        #expect(value.objectValue?["method"] == "aria2.tellStop1.0")
+        #expect(value.objectValue?["id"] == 2)
+        #expect(value == (try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))))
+        guard case .single(.call(let call)) = RPCCodec.decode(Array(text.utf8)) else {
+            Issue.record("not decoded as one call")
+            return
+        }
+        #expect(call.method == "aria2.tellStop1.0")
+    }
+
+    /// Found by `FuzzRPCRequest` (`Fuzz/Corpus/FuzzRPCRequest/fuzz-trailing-comma`): JSONDecoder
+    /// reads a trailing comma; the service refuses it, as RFC 8259 (and aria2) do — as a parse
+    /// error answered with id null, never a crash.
+    @Test func aTrailingCommaIsAParseErrorThoughJSONDecoderReadsIt() throws {
+        let text = #"{"id":"m","method":"aria2.pauseAll","params":["token:s3cret"],}"#
+        #expect((try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))) != nil)
+        #expect(RPCCodec.decode(Array(text.utf8)) == .failure(.parseError))
+        #expect(RPCCodec.decode(Array("[1,]".utf8)) == .failure(.parseError))
     }
 
     @Test func deepNestingIsRefusedWithoutExhaustingTheStack() throws {
