@@ -75,6 +75,21 @@ import Testing
         #expect(RPCCodec.decode(Array("[1,]".utf8)) == .failure(.parseError))
     }
 
+    /// Found by `FuzzRPCRequest` (`Fuzz/Corpus/FuzzRPCRequest/fuzz-bad-utf8-in-skipped-member`):
+    /// JSONDecoder reads a text whose repeated member (which it skips) holds bytes that are no
+    /// UTF-8; the service refuses every text that is not UTF-8, as RFC 8259 requires.
+    @Test func badUTF8IsAParseErrorEvenInAMemberJSONDecoderSkips() throws {
+        var body = Array(#"{"id":2,"method":"aria2.getVersion","method":"aria2.t"#.utf8)
+        body += [0xBB, 0xBB]
+        body += Array(#"x","params":[]}"#.utf8)
+        #expect((try? JSONDecoder().decode(JSONValue.self, from: Data(body))) != nil)
+        #expect(RPCCodec.decode(body) == .failure(.parseError))
+        // The same with a raw control character (`fuzz-control-in-skipped-member`).
+        let control = Array("{\"id\":2,\"method\":\"aria2.getVersion\",\"method\":\"a\u{19}b\",\"params\":[]}".utf8)
+        #expect((try? JSONDecoder().decode(JSONValue.self, from: Data(control))) != nil)
+        #expect(RPCCodec.decode(control) == .failure(.parseError))
+    }
+
     @Test func deepNestingIsRefusedWithoutExhaustingTheStack() throws {
         let deep = String(repeating: "[", count: 200_000) + String(repeating: "]", count: 200_000)
         #expect(throws: (any Error).self) { try parse(deep) }
