@@ -28,6 +28,15 @@ let harnesses: [(name: String, dependencies: [Target.Dependency])] = [
         ]
     ),
     ("FuzzImageDecoding", [.product(name: "PeregrineThumbnails", package: peregrine)]),
+    (
+        "FuzzRPCRequest",
+        [
+            .product(name: "PeregrineService", package: peregrine),
+            .product(name: "Peregrine", package: peregrine),
+            .product(name: "PeregrineMockTransport", package: peregrine),
+            .product(name: "PeregrineStorage", package: peregrine),
+        ]
+    ),
 ]
 
 let package = Package(

@@ -19,6 +19,7 @@ packages=(
     python3-pip          # installs aria2p, the RPC client of that test (Scripts/test.sh)
     chromium             # the browser of the dashboard's tests and benchmark (headless)
     chromium-driver      # chromedriver, which Selenium drives it through
+    wrk                  # the HTTP load generator of Benchmarks/p9.sh (getGlobalStat throughput)
     ca-certificates
     "$@"
 )

@@ -67,69 +67,84 @@ extension JSONValue: Decodable {
 }
 
 extension JSONValue {
-    /// Parses one JSON text.
+    /// Parses one JSON text (see `JSONParser`: no `Data`, no `Decodable` on this path).
     ///
-    /// - Throws: a decoding error for anything that is not JSON (the caller answers "Parse error").
+    /// - Throws: an error for anything that is not JSON (the caller answers "Parse error").
     public static func parse(_ bytes: some Collection<UInt8>) throws -> JSONValue {
-        try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
+        let parsed = bytes.withContiguousStorageIfAvailable { buffer in
+            Result { () throws(JSONParser.Failure) in try JSONParser.parse(buffer) }
+        }
+        if let parsed { return try parsed.get() }
+        return try Array(bytes).withUnsafeBufferPointer { buffer throws(JSONParser.Failure) in
+            try JSONParser.parse(buffer)
+        }
     }
 
     /// The compact JSON text of this value; object keys are sorted, so the output is stable.
     public var serialized: String {
-        var output = ""
+        var output: [UInt8] = []
+        output.reserveCapacity(256)
         write(to: &output)
-        return output
+        return String(decoding: output, as: UTF8.self)
     }
 
-    /// Appends the JSON text of this value.
-    func write(to output: inout String) {
+    /// Appends the JSON text of this value, as UTF-8 (bytes, not `String` appends: a
+    /// `tellWaiting` page is a few hundred strings).
+    func write(to output: inout [UInt8]) {
         switch self {
-        case .null: output += "null"
-        case .bool(let value): output += value ? "true" : "false"
-        case .integer(let value): output += String(value)
-        case .double(let value): output += value.isFinite ? "\(value)" : "null"
+        case .null: output.append(contentsOf: "null".utf8)
+        case .bool(let value): output.append(contentsOf: (value ? "true" : "false").utf8)
+        case .integer(let value): output.append(contentsOf: String(value).utf8)
+        case .double(let value): output.append(contentsOf: (value.isFinite ? "\(value)" : "null").utf8)
         case .string(let value): Self.writeString(value, to: &output)
         case .array(let values):
-            output += "["
+            output.append(UInt8(ascii: "["))
             for (index, value) in values.enumerated() {
-                if index > 0 { output += "," }
+                if index > 0 { output.append(UInt8(ascii: ",")) }
                 value.write(to: &output)
             }
-            output += "]"
+            output.append(UInt8(ascii: "]"))
         case .object(let members):
-            output += "{"
-            for (index, key) in members.keys.sorted().enumerated() {
-                if index > 0 { output += "," }
-                Self.writeString(key, to: &output)
-                output += ":"
-                members[key]!.write(to: &output)
+            output.append(UInt8(ascii: "{"))
+            for (index, member) in members.sorted(by: { $0.key < $1.key }).enumerated() {
+                if index > 0 { output.append(UInt8(ascii: ",")) }
+                Self.writeString(member.key, to: &output)
+                output.append(UInt8(ascii: ":"))
+                member.value.write(to: &output)
             }
-            output += "}"
+            output.append(UInt8(ascii: "}"))
         }
     }
 
-    private static func writeString(_ string: String, to output: inout String) {
-        output += "\""
-        // Most strings (GIDs, names, URLs, numbers) need no escape: appended whole, not by scalar.
-        if !string.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-            output += string
-            output += "\""
-            return
-        }
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": output += "\\\""
-            case "\\": output += "\\\\"
-            case "\n": output += "\\n"
-            case "\r": output += "\\r"
-            case "\t": output += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: output.unicodeScalars.append(scalar)
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    private static func writeString(_ string: String, to output: inout [UInt8]) {
+        output.append(UInt8(ascii: "\""))
+        var string = string
+        string.withUTF8 { utf8 in
+            // Runs of bytes that need no escape are copied whole; UTF-8 (≥ 0x80) passes through.
+            var start = 0
+            for index in utf8.indices {
+                let byte = utf8[index]
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<index]))
+                start = index + 1
+                switch byte {
+                case UInt8(ascii: "\""): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+                case UInt8(ascii: "\\"): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+                case 0x0A: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+                case 0x0D: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+                case 0x09: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+                default:
+                    output.append(contentsOf: [
+                        UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                        hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xF)],
+                    ])
+                }
             }
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...]))
         }
-        output += "\""
+        output.append(UInt8(ascii: "\""))
     }
 }
 

@@ -107,7 +107,24 @@ extension RPCDispatcher {
         return .array(answers)
     }
 
+    /// The methods that change nothing: every other call invalidates the status index when it
+    /// returns (also when it fails: it may have changed something first).
+    static let readOnlyMethods: Set<String> = [
+        "aria2.tellStatus", "aria2.getUris", "aria2.getFiles", "aria2.tellActive", "aria2.tellWaiting",
+        "aria2.tellStopped", "aria2.getOption", "aria2.getGlobalOption", "aria2.getGlobalStat", "aria2.getVersion",
+        "aria2.getSessionInfo", "peregrine.list", "peregrine.listTrash", "peregrine.lists", "peregrine.listView",
+        "peregrine.listRevision", "peregrine.trashView",
+    ]
+
     private func dispatch(_ method: String, _ params: RPCParameters) async throws(RPCError) -> JSONValue {
+        if !Self.readOnlyMethods.contains(method) {
+            defer { statusIndexCache.invalidate() }
+            return try await dispatchMethod(method, params)
+        }
+        return try await dispatchMethod(method, params)
+    }
+
+    private func dispatchMethod(_ method: String, _ params: RPCParameters) async throws(RPCError) -> JSONValue {
         switch method {
         case "aria2.addUri": return try addUri(params)
         case "aria2.remove", "aria2.forceRemove": return try remove(params)

@@ -52,15 +52,20 @@ extension RPCDispatcher {
         }
         guard let added = addition.added.first else { throw RPCError("\(url) was not added") }
 
-        let gid = gid(of: added)
-        state.withLock { $0.options[gid] = options }
-        applyRequestOptions(options, to: added)
-        if !options.values.isEmpty {
-            try? manager.updateMetaInfo(
-                [MetaKey.options: .dictionary(options.values.mapValues { .string($0) })], forTask: added)
+        let paused = options.values["pause"] == "true"
+        let gid = state.withLock { state in
+            let (gid, _) = state.table.gid(for: added, using: &state.generator)
+            state.options[gid] = options
+            if paused { state.paused.insert(gid) }
+            return gid
         }
-        if options.values["pause"] == "true" {
-            setPausedByClient(true, gid: gid, url: added)
+        applyRequestOptions(options, to: added)
+        // GID, options and the paused mark in one change of the store (each is a durable write).
+        var meta: [String: PropertyListValue] = [MetaKey.gid: .string(gid.description)]
+        if !options.values.isEmpty { meta[MetaKey.options] = .dictionary(options.values.mapValues { .string($0) }) }
+        if paused { meta[MetaKey.paused] = .boolean(true) }
+        try? manager.updateMetaInfo(meta, forTask: added)
+        if paused {
             _ = try? manager.stopTasks([added])
         } else if manager.engine.task(added)?.state == .pending, !manager.engine.isWaiting(added) {
             _ = try? manager.resumeTasks([added])

@@ -4,7 +4,12 @@ extension RPCDispatcher {
     /// Turns the manager's events into aria2's notifications and speed samples, until the
     /// sequence ends or the task is cancelled.
     func followEvents(_ events: AsyncStream<DownloadManagerEvent>) async {
+        // While this runs, every change reaches the status index through an event.
+        statusIndexCache.setFollowing(true)
+        defer { statusIndexCache.setFollowing(false) }
         for await event in events {
+            // Before the notification goes out: a client that got it reads the new state.
+            if case .task(.progress) = event {} else { statusIndexCache.invalidate() }
             guard case .task(let taskEvent) = event else { continue }
             switch taskEvent {
             case .started(let url, let offset):

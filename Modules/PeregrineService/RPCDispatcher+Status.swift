@@ -130,15 +130,35 @@ extension RPCDispatcher {
         return object["files"] ?? []
     }
 
+    /// The downloads by status: the kept index, or a pass over every task after a change.
+    func statusIndex() -> StatusIndex {
+        statusIndexCache.index {
+            var index = StatusIndex()
+            for snapshot in manager.engine.tasks() {
+                switch status(of: snapshot) {
+                case .active: index.active.append(snapshot.urlString)
+                case .waiting, .paused: index.waiting.append(snapshot.urlString)
+                case .complete, .error: index.stopped += 1
+                case .removed: break
+                }
+            }
+            return index
+        }
+    }
+
     /// `aria2.tellActive([keys])`.
     func tellActive(_ params: RPCParameters) throws(RPCError) -> JSONValue {
         let keys = try params.strings(0)
-        let active = manager.engine.tasks().filter { status(of: $0) == .active }
-        return .array(
-            active.map { Self.filter(statusObject(gid: gid(of: $0.urlString), url: $0.urlString), keys: keys) })
+        var answer: [JSONValue] = []
+        for url in statusIndex().active {
+            // The status is read again: the index may be a moment old.
+            guard let snapshot = manager.engine.task(url), status(of: snapshot) == .active else { continue }
+            answer.append(Self.filter(statusObject(gid: gid(of: url), url: url), keys: keys))
+        }
+        return .array(answer)
     }
 
-    /// The waiting and paused downloads, in queue order.
+    /// The waiting and paused downloads, in queue order, read afresh from every task.
     func waitingURLs() -> [String] {
         manager.engine.tasks().filter {
             let status = status(of: $0)
@@ -146,10 +166,10 @@ extension RPCDispatcher {
         }.map(\.urlString)
     }
 
-    /// `aria2.tellWaiting(offset, num[, keys])`.
+    /// `aria2.tellWaiting(offset, num[, keys])`: only the page's status objects are built.
     func tellWaiting(_ params: RPCParameters) throws(RPCError) -> JSONValue {
         let (offset, num, keys) = try pageParameters(params)
-        let page = Pagination.page(waitingURLs(), offset: offset, num: num)
+        let page = Pagination.page(statusIndex().waiting, offset: offset, num: num)
         return .array(page.map { Self.filter(statusObject(gid: gid(of: $0), url: $0), keys: keys) })
     }
 
@@ -197,21 +217,12 @@ extension RPCDispatcher {
 
     /// `aria2.getGlobalStat`.
     func getGlobalStat() -> JSONValue {
-        var active = 0
-        var waiting = 0
-        var stopped = 0
+        let index = statusIndex()
+        let active = index.active.count
+        let waiting = index.waiting.count
         var speed: Int64 = 0
-        for snapshot in manager.engine.tasks() {
-            switch status(of: snapshot) {
-            case .active:
-                active += 1
-                speed += self.speed(of: snapshot.urlString)
-            case .waiting, .paused: waiting += 1
-            case .complete, .error: stopped += 1
-            case .removed: break
-            }
-        }
-        stopped += state.withLock { $0.removed.count }
+        for url in index.active { speed += self.speed(of: url) }
+        let stopped = index.stopped + state.withLock { $0.removed.count }
         return [
             "downloadSpeed": .string(String(speed)), "uploadSpeed": "0", "numActive": .string(String(active)),
             "numWaiting": .string(String(waiting)), "numStopped": .string(String(stopped)),

@@ -29,6 +29,8 @@ public final class RPCDispatcher: Sendable {
     let listeningPort = Mutex<Int?>(nil)
     /// Counts the changes of the lists' shape, for the dashboard (`peregrine.listRevision`).
     let listRevision = ListRevision()
+    /// The downloads by status, kept between changes (`tellActive`, `tellWaiting`, `getGlobalStat`).
+    let statusIndexCache = StatusIndexCache()
 
     /// What the service keeps beside the manager.
     struct RegistryState: Sendable {
