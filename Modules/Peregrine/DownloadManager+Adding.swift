@@ -295,8 +295,9 @@ extension DownloadManager {
         var fromEngine: [String: DownloadTaskRecord] = [:]
         for url in missing { fromEngine[url] = engine.task(url)?.record }
         let known = fromEngine
-        let locations: [ListIndexPath]? =
-            try? core.mutateList(key) { (list, state) throws(DownloadListError) -> (ListChange, [ListIndexPath]) in
+        let placed: (locations: [ListIndexPath], atEnd: Bool)? =
+            try? core.mutateList(key) {
+                (list, state) throws(DownloadListError) -> (ListChange, ([ListIndexPath], Bool)) in
                 let items = urls.compactMap { url -> ListItem? in
                     guard let record = state.records[url] ?? known[url] else { return nil }
                     return core.listItem(record, state.extras[url] ?? TaskExtras())
@@ -308,9 +309,32 @@ extension DownloadManager {
                     change = Self.append(items, to: &list)
                 }
                 let locations: [ListIndexPath] = urls.compactMap { list[$0] }
-                return (change, locations)
+                return (change, (locations, locations.count == urls.count && Self.areLast(locations, in: list)))
             }
-        pushOrder(key)
-        return locations ?? []
+        // The engine queues a new task after every other: when the list put the new tasks last,
+        // in the same order, the orders still agree (and a queue position a client set with the
+        // engine stays). Pushing the whole order for every added task would cost O(n log n) each.
+        if placed?.atEnd != true { pushOrder(key) }
+        return placed?.locations ?? []
+    }
+
+    /// Whether `locations` are the last of the list's tasks (the trash aside), in this order.
+    /// Complexity: O(number of sections).
+    static func areLast(_ locations: [ListIndexPath], in list: DownloadList) -> Bool {
+        var counts: [Int] = []
+        counts.reserveCapacity(list.sectionCount)
+        for section in 0..<list.sectionCount { counts.append(list.taskCountInSection(section) ?? 0) }
+        // From the last location backwards, each must be the task just before the next one.
+        var section = counts.count - 1
+        var item = (counts.last ?? 0) - 1
+        for location in locations.reversed() {
+            while section >= 0, item < 0 {
+                section -= 1
+                if section >= 0 { item = counts[section] - 1 }
+            }
+            guard section >= 0, location == ListIndexPath(section: section, item: item) else { return false }
+            item -= 1
+        }
+        return true
     }
 }

@@ -394,8 +394,10 @@ extension DownloadManager {
         } else {
             removed = engine.deleteTasks(urls, keepFinishedFile: keepFinishedFile).changed
         }
-        let keys = removeFromLists(removed, of: lists, toTrash: trash, keepFinishedFile: keepFinishedFile)
-        for key in keys { pushOrder(key) }
+        // The order of the tasks that stay does not change, and tasks in the trash are stopped:
+        // the engine's queue needs no new order (pushing the list's would also undo a queue
+        // position a client set with the engine, as aria2.changePosition does).
+        removeFromLists(removed, of: lists, toTrash: trash, keepFinishedFile: keepFinishedFile)
         if trash {
             if !removed.isEmpty { core.broadcaster.yield([.trashed(removed)]) }
         } else {
@@ -411,10 +413,10 @@ extension DownloadManager {
     }
 
     /// Takes tasks out of their lists (`lists` says which; into the trash, or for good with their
-    /// extras); returns the lists touched.
+    /// extras).
     func removeFromLists(
         _ urls: [String], of lists: [String: DownloadListKey], toTrash: Bool, keepFinishedFile: Bool
-    ) -> [DownloadListKey] {
+    ) {
         let byList = Dictionary(grouping: urls.filter { lists[$0] != nil }) { lists[$0]! }
         for (key, group) in byList {
             try? core.mutateList(key) { (list, state) throws(DownloadListError) in
@@ -434,7 +436,6 @@ extension DownloadManager {
                 return (try list.remove(present, moveToTrash: toTrash), ())
             }
         }
-        return Array(byList.keys)
     }
 
     /// Calls the delete handler once per deleted task, then resets it, as SDE does.

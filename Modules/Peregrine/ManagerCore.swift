@@ -171,14 +171,10 @@ final class ManagerCore: TaskRecordObserver, EngineEventObserver {
 
     // MARK: The store
 
-    /// Records changes, in order; a failure is logged and kept in ``lastStoreError``.
+    /// Records changes, in order (synced on return, or by the end of the ``SyncBatch`` the
+    /// calling task runs); a failure is logged and kept in ``lastStoreError``.
     func record(_ changes: [StoreChange]) {
-        guard !changes.isEmpty else { return }
-        do {
-            try store.record(changes)
-        } catch {
-            storeFailed(error)
-        }
+        SyncBatch.record(changes, in: store) { [weak self] in self?.storeFailed($0) }
     }
 
     /// Logs a store failure and keeps it in ``lastStoreError``.

@@ -81,7 +81,7 @@ extension DownloadEngine {
                 insert(url: url, record: record, machine: TaskStateMachine(), &state)
                 state.tasks[url.string]?.completion = completion
                 try? transition(url.string, .add, &state, &effects)
-                if state.downloadNewFileImmediately {
+                if item.startsImmediately ?? state.downloadNewFileImmediately {
                     try? transition(
                         url.string, .resume(slotAvailable: slotAvailable(for: url.string, state)), &state, &effects)
                 }

@@ -19,13 +19,18 @@ public struct DownloadItem: Sendable, Hashable, ExpressibleByStringLiteral {
     /// How many connections this download may use, 1…64 (aria2's `split`); nil for the engine's
     /// ``Segmentation/maxConnectionsPerTask``. Values outside the range are clamped into it.
     public var maxConnections: Int?
+    /// Whether the task starts (or queues) as soon as it is added; nil for the engine's
+    /// ``DownloadEngine/downloadNewFileImmediately``. False adds it `pending`, never started
+    /// until resumed — not started and stopped at once, which could open a connection first.
+    public var startsImmediately: Bool?
 
     /// Creates an item.
     public init(
         _ urlString: String, preferredFileName: String? = nil, checksum: String? = nil, checksumURL: String? = nil,
-        verificationRetry: VerificationRetryPolicy? = nil, maxConnections: Int? = nil
+        verificationRetry: VerificationRetryPolicy? = nil, maxConnections: Int? = nil, startsImmediately: Bool? = nil
     ) {
         self.maxConnections = maxConnections
+        self.startsImmediately = startsImmediately
         self.urlString = urlString
         self.preferredFileName = preferredFileName
         self.checksum = checksum

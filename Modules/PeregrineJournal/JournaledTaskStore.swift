@@ -42,6 +42,10 @@ package final class JournaledTaskStore<Format: StoreFormat>: TaskStore {
         var compacting = false
         var closed = false
         var backgroundError: StoreError?
+        /// Each list as the current segment last recorded it: a later record of the list is
+        /// written as its edit (``StoredListEdit``). Emptied when a segment starts, so that a
+        /// segment's first record of a list is whole.
+        var writtenLists: [String: StoredList] = [:]
     }
 
     private struct Loaded {
@@ -167,8 +171,16 @@ package final class JournaledTaskStore<Format: StoreFormat>: TaskStore {
     private func append(_ changes: [StoreChange]) throws(StoreError) -> UInt64? {
         guard !changes.isEmpty else { return nil }
         let durable = changes.contains { $0.isDurable }
+        // A list is written as its edit from the record before it, which only the lock orders:
+        // changes with a list are encoded under it, the others before it.
+        let touchesLists = changes.contains {
+            switch $0 {
+            case .putList, .removeList: true
+            default: false
+            }
+        }
         var bytes: [UInt8] = []
-        if durable {
+        if durable, !touchesLists {
             var scratch: [UInt8] = []
             for change in changes { frame(StoreRecordCoding.node(change), into: &bytes, scratch: &scratch) }
         }
@@ -176,6 +188,7 @@ package final class JournaledTaskStore<Format: StoreFormat>: TaskStore {
             try checkOpen(journal)
             if durable {
                 encodePending(&journal)
+                if touchesLists { encodeWithListEdits(changes, into: &bytes, &journal) }
                 journal.buffer.append(contentsOf: bytes)
                 journal.journalEntries += changes.count
                 try writeBuffer(&journal)
@@ -196,6 +209,30 @@ package final class JournaledTaskStore<Format: StoreFormat>: TaskStore {
                 scheduleFlush()
             }
             return nil
+        }
+    }
+
+    /// Encodes changes, a list as its edit from the segment's last record of it when that is
+    /// smaller. Called under the lock.
+    private func encodeWithListEdits(_ changes: [StoreChange], into bytes: inout [UInt8], _ journal: inout Journal) {
+        var scratch: [UInt8] = []
+        for change in changes {
+            switch change {
+            case .putList(let list):
+                if let previous = journal.writtenLists[list.identifier], previous != list,
+                    let edit = StoredListEdit(from: previous, to: list)
+                {
+                    frame(StoreRecordCoding.node(edit), into: &bytes, scratch: &scratch)
+                } else {
+                    frame(StoreRecordCoding.node(change), into: &bytes, scratch: &scratch)
+                }
+                journal.writtenLists[list.identifier] = list
+            case .removeList(let identifier):
+                journal.writtenLists[identifier] = nil
+                frame(StoreRecordCoding.node(change), into: &bytes, scratch: &scratch)
+            default:
+                frame(StoreRecordCoding.node(change), into: &bytes, scratch: &scratch)
+            }
         }
     }
 
@@ -402,6 +439,7 @@ package final class JournaledTaskStore<Format: StoreFormat>: TaskStore {
                     closeFile(journal.descriptor)
                     journal.descriptor = -1
                     journal.segment += 1
+                    journal.writtenLists.removeAll()
                 }
                 return (journal.segment, journal.journalEntries)
             }
@@ -546,7 +584,7 @@ package final class JournaledTaskStore<Format: StoreFormat>: TaskStore {
             let decode: @Sendable (Int) -> Void = { chunk in
                 let lower = 1 + count * chunk / chunks
                 let upper = 1 + count * (chunk + 1) / chunks
-                var changes: [Result<StoreChange, StoreFormatError>] = []
+                var changes: [Result<StoreRecord, StoreFormatError>] = []
                 changes.reserveCapacity(upper - lower)
                 for index in lower..<upper {
                     let record = delimited[index]
@@ -561,7 +599,7 @@ package final class JournaledTaskStore<Format: StoreFormat>: TaskStore {
                             {
                                 throw StoreFormatError("damaged bytes")
                             }
-                            return try StoreRecordCoding.change(try format.decode(payload))
+                            return try StoreRecordCoding.record(try format.decode(payload))
                         })
                 }
                 decoded.storage.withLock { $0[chunk] = changes }
@@ -575,7 +613,12 @@ package final class JournaledTaskStore<Format: StoreFormat>: TaskStore {
                     index += 1
                     switch change {
                     case .success(let change):
-                        builder.apply(change)
+                        guard builder.apply(change) else {
+                            result.problems.append(
+                                "\(name): the list edit at byte \(record.offset) does not fit the list before it "
+                                    + "(a record before it is missing); skipped")
+                            continue
+                        }
                         result.applied += 1
                         if !record.checksumMatches {
                             result.problems.append(
@@ -692,5 +735,5 @@ private func closeFile(_ descriptor: Int32) {
 
 /// Records decoded in parallel, by chunk.
 private final class DecodedChunks: Sendable {
-    let storage = Mutex<[Int: [Result<StoreChange, StoreFormatError>]]>([:])
+    let storage = Mutex<[Int: [Result<StoreRecord, StoreFormatError>]]>([:])
 }

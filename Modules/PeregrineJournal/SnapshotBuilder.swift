@@ -10,6 +10,9 @@ package struct SnapshotBuilder: Sendable {
     private var removedCount = 0
     private var positions: [String: Int] = [:]
     private var lists: [String: StoredList] = [:]
+    /// Lists that list edits changed since their last whole record, in the form edits apply to
+    /// (they take the place of their entry in `lists` until read).
+    private var editedLists: [String: FlatList] = [:]
     private var configuration: [String: PropertyListValue] = [:]
     private var customThumbnails: [String: StoredCustomThumbnail] = [:]
 
@@ -47,11 +50,43 @@ package struct SnapshotBuilder: Sendable {
             removed[index] = true
             removedCount += 1
             customThumbnails[urlString] = nil
-        case .putList(let list): lists[list.identifier] = list
-        case .removeList(let identifier): lists[identifier] = nil
+        case .putList(let list):
+            lists[list.identifier] = list
+            editedLists[list.identifier] = nil
+        case .removeList(let identifier):
+            lists[identifier] = nil
+            editedLists[identifier] = nil
         case .setConfiguration(let value): configuration = value
         case .setCustomThumbnail(let urlString, let thumbnail): customThumbnails[urlString] = thumbnail
         }
+    }
+
+    /// Applies a list edit to the list it names; false (nothing changed) when the builder has no
+    /// such list or the edit does not fit it (a record before it is missing).
+    package mutating func apply(_ edit: StoredListEdit) -> Bool {
+        if editedLists[edit.identifier] == nil {
+            guard let list = lists[edit.identifier] else { return false }
+            editedLists[edit.identifier] = FlatList(list)
+        }
+        return editedLists[edit.identifier]!.apply(edit)
+    }
+
+    /// Applies one record of a journal.
+    package mutating func apply(_ record: StoreRecord) -> Bool {
+        switch record {
+        case .change(let change):
+            apply(change)
+            return true
+        case .listEdit(let edit): return apply(edit)
+        }
+    }
+
+    /// The lists, with their edits applied.
+    private var currentLists: [String: StoredList] {
+        guard !editedLists.isEmpty else { return lists }
+        var result = lists
+        for (identifier, flat) in editedLists { result[identifier] = flat.list }
+        return result
     }
 
     /// Adds what `other` holds and this builder lacks (tasks, lists, thumbnails, and the
@@ -63,7 +98,7 @@ package struct SnapshotBuilder: Sendable {
             apply(.putTask(task))
             added += 1
         }
-        for (identifier, list) in other.lists where lists[identifier] == nil { lists[identifier] = list }
+        for (identifier, list) in other.currentLists where lists[identifier] == nil { lists[identifier] = list }
         for (url, thumbnail) in other.customThumbnails where customThumbnails[url] == nil {
             customThumbnails[url] = thumbnail
         }
@@ -83,6 +118,7 @@ package struct SnapshotBuilder: Sendable {
     package func forEachChange(_ body: (StoreChange) -> Void) {
         if !configuration.isEmpty { body(.setConfiguration(configuration)) }
         for (index, task) in tasks.enumerated() where !removed[index] { body(.putTask(task)) }
+        let lists = currentLists
         for identifier in lists.keys.sorted() { body(.putList(lists[identifier]!)) }
         for urlString in customThumbnails.keys.sorted() {
             body(.setCustomThumbnail(urlString: urlString, customThumbnails[urlString]))
@@ -104,7 +140,7 @@ package struct SnapshotBuilder: Sendable {
             for (index, task) in tasks.enumerated() where !removed[index] { kept.append(task) }
         }
         return StoreSnapshot(
-            tasks: kept, lists: lists, configuration: configuration, customThumbnails: customThumbnails,
+            tasks: kept, lists: currentLists, configuration: configuration, customThumbnails: customThumbnails,
             repairs: repairs)
     }
 }

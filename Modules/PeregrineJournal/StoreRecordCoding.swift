@@ -15,8 +15,9 @@ package struct StoreFileHeader: Sendable, Equatable {
         case journal
     }
 
-    /// The format version this code writes; a file with a higher one is refused.
-    package static let currentVersion: Int64 = 1
+    /// The format version this code writes; a file with a higher one is refused. Version 2
+    /// journals may hold list edits (``StoredListEdit``); version 1 files read as before.
+    package static let currentVersion: Int64 = 2
 
     package var kind: Kind
     package var version: Int64
@@ -66,6 +67,12 @@ package struct StoreFileHeader: Sendable, Equatable {
     }
 }
 
+/// One record of a journal: a change, or a list written as its edit (``StoredListEdit``).
+package enum StoreRecord: Sendable, Hashable {
+    case change(StoreChange)
+    case listEdit(StoredListEdit)
+}
+
 /// Maps ``StoreChange`` values to record nodes and back. A snapshot is a sequence of the same
 /// records as a journal (puts only), so one coding serves both.
 package enum StoreRecordCoding {
@@ -92,6 +99,15 @@ package enum StoreRecordCoding {
             }
             return .dictionary(pairs)
         }
+    }
+
+    /// The record a node holds: a change, or a list edit.
+    package static func record(_ node: StoreNode) throws(StoreFormatError) -> StoreRecord {
+        if case .dictionary(let pairs) = node, let first = pairs.first, first.0 == "op", first.1 == .string("listEdit")
+        {
+            return .listEdit(try listEdit(pairs))
+        }
+        return .change(try change(node))
     }
 
     /// The change a node holds.
@@ -314,6 +330,51 @@ package enum StoreRecordCoding {
         if let date = list.addTimeReference { pairs.append(("addTimeReference", .date(date))) }
         if let count = list.maxDownloadCount { pairs.append(("maxDownloadCount", .integer(Int64(count)))) }
         return .dictionary(pairs)
+    }
+
+    /// The node of a list edit: the list's settings and titles as in a list record, and the two
+    /// splices.
+    package static func node(_ edit: StoredListEdit) -> StoreNode {
+        guard case .dictionary(var pairs) = listNode(edit.settings) else { return .null }
+        pairs[0] = ("op", .string("listEdit"))
+        pairs.removeAll { $0.0 == "sections" || $0.0 == "trash" }
+        pairs.append(("counts", .array(edit.counts.map { .integer(Int64($0)) })))
+        pairs.append(("sections", spliceNode(edit.sections)))
+        pairs.append(("trash", spliceNode(edit.trash)))
+        return .dictionary(pairs)
+    }
+
+    private static func spliceNode(_ splice: StoredListEdit.Splice) -> StoreNode {
+        .dictionary([
+            ("base", .integer(Int64(splice.base))), ("at", .integer(Int64(splice.at))),
+            ("remove", .integer(Int64(splice.remove))), ("insert", .array(splice.insert.map(StoreNode.string))),
+        ])
+    }
+
+    private static func listEdit(_ pairs: [(String, StoreNode)]) throws(StoreFormatError) -> StoredListEdit {
+        let settings = try list(pairs.filter { $0.0 != "sections" && $0.0 != "trash" })
+        guard case .array(let countNodes)? = pairs.first(where: { $0.0 == "counts" })?.1 else {
+            throw StoreFormatError("a list edit has no section lengths")
+        }
+        let counts = try countNodes.map { (node) throws(StoreFormatError) -> Int in
+            guard case .integer(let count) = node else { throw StoreFormatError("a section length is not a number") }
+            return Int(truncatingIfNeeded: count)
+        }
+        return StoredListEdit(
+            identifier: settings.identifier, sections: try splice(pairs, "sections"), counts: counts,
+            trash: try splice(pairs, "trash"), settings: settings)
+    }
+
+    private static func splice(_ pairs: [(String, StoreNode)], _ key: String) throws(StoreFormatError)
+        -> StoredListEdit.Splice
+    {
+        guard case .dictionary(let fields)? = pairs.first(where: { $0.0 == key })?.1,
+            case .array(let insert)? = fields.first(where: { $0.0 == "insert" })?.1
+        else { throw StoreFormatError("a list edit has no \(key) splice") }
+        return StoredListEdit.Splice(
+            base: Int(truncatingIfNeeded: try integer(fields, "base")),
+            at: Int(truncatingIfNeeded: try integer(fields, "at")),
+            remove: Int(truncatingIfNeeded: try integer(fields, "remove")), insert: try strings(insert))
     }
 
     private static func list(_ pairs: [(String, StoreNode)]) throws(StoreFormatError) -> StoredList {

@@ -101,12 +101,7 @@ package enum DurableWrite {
         recorded: @escaping @Sendable ([String: Int]) -> Void
     ) -> Outcome {
         if endings.isEmpty, engineWaits == nil {
-            guard !changes.isEmpty else { return Outcome() }
-            do {
-                try store.record(changes)
-            } catch {
-                failed(error)
-            }
+            SyncBatch.record(changes, in: store, failed: failed)
             return Outcome()
         }
         let call = SyncCall()

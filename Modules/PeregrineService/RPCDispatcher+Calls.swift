@@ -88,24 +88,37 @@ extension RPCDispatcher {
         guard calls.count <= configuration.limits.maxBatchCount else {
             throw RPCError("system.multicall holds at most \(configuration.limits.maxBatchCount) calls")
         }
-        var answers: [JSONValue] = []
-        for item in calls {
-            guard case .object(let members) = item, case .string(let method) = members["methodName"] else {
-                answers.append(RPCError("system.multicall expected struct.").json)
-                continue
+        let run = { () async -> [JSONValue] in
+            var answers: [JSONValue] = []
+            for item in calls {
+                guard case .object(let members) = item, case .string(let method) = members["methodName"] else {
+                    answers.append(RPCError("system.multicall expected struct.").json)
+                    continue
+                }
+                let params = members["params"]?.arrayValue ?? []
+                if method == "system.multicall" {
+                    answers.append(RPCError("Recursive system.multicall forbidden.").json)
+                    continue
+                }
+                switch await self.result(of: RPCCall(id: call.id, method: method, params: params)) {
+                case .success(let value): answers.append(.array([value]))
+                case .failure(let error): answers.append(error.json)
+                }
             }
-            let params = members["params"]?.arrayValue ?? []
-            if method == "system.multicall" {
-                answers.append(RPCError("Recursive system.multicall forbidden.").json)
-                continue
-            }
-            switch await result(of: RPCCall(id: call.id, method: method, params: params)) {
-            case .success(let value): answers.append(.array([value]))
-            case .failure(let error): answers.append(error.json)
-            }
+            return answers
         }
-        return .array(answers)
+        // Adds (and reads) share one sync: the answer goes once all of them are on disk. Calls
+        // with other effects (removing files, say) keep a sync each.
+        let groupable = calls.allSatisfy { item in
+            guard case .string(let method)? = item.objectValue?["methodName"] else { return false }
+            return Self.groupCommitMethods.contains(method) || Self.readOnlyMethods.contains(method)
+        }
+        return .array(groupable ? await manager.withGroupCommit(run) : await run())
     }
+
+    /// The methods a `system.multicall` may run with one sync for all of its calls: their only
+    /// effects are store changes, and nothing reports them done before the multicall answers.
+    static let groupCommitMethods: Set<String> = ["aria2.addUri", "aria2.changePosition"]
 
     /// The methods that change nothing: every other call invalidates the status index when it
     /// returns (also when it fails: it may have changed something first).

@@ -65,9 +65,9 @@ extension RPCDispatcher {
         if !options.values.isEmpty { meta[MetaKey.options] = .dictionary(options.values.mapValues { .string($0) }) }
         if paused { meta[MetaKey.paused] = .boolean(true) }
         try? manager.updateMetaInfo(meta, forTask: added)
-        if paused {
-            _ = try? manager.stopTasks([added])
-        } else if manager.engine.task(added)?.state == .pending, !manager.engine.isWaiting(added) {
+        // The service's manager adds tasks pending (downloadNewFileImmediately off): a paused one
+        // stays so, never started, and its status is `paused` by the mark.
+        if !paused, manager.engine.task(added)?.state == .pending, !manager.engine.isWaiting(added) {
             _ = try? manager.resumeTasks([added])
         }
         if let position { _ = try? move(gid: gid, url: added, position: position, how: "POS_SET") }

@@ -40,6 +40,21 @@ struct EngineAddingTests {
         #expect(h.engine.state(ofTask: h.url("/a.bin")) == .finished)
     }
 
+    @Test func anItemMayOverrideWhetherItStartsImmediately() throws {
+        let h = try EngineHarness()
+        h.serve("/held.bin", count: 1000)
+        h.serve("/now.bin", count: 1000)
+        h.engine.download([DownloadItem(h.url("/held.bin"), startsImmediately: false)])
+        h.runUntilIdle()
+        #expect(h.engine.state(ofTask: h.url("/held.bin")) == .pending)
+        #expect(h.server.requests.isEmpty, "a task added not to start never opens a connection")
+        h.engine.downloadNewFileImmediately = false
+        h.engine.download([DownloadItem(h.url("/now.bin"), startsImmediately: true)])
+        h.runUntilIdle()
+        #expect(h.engine.state(ofTask: h.url("/now.bin")) == .finished)
+        #expect(h.engine.state(ofTask: h.url("/held.bin")) == .pending)
+    }
+
     @Test func aDownloadLandsWholeUnderItsNameAndLeavesNoTemporaryFile() async throws {
         let h = try EngineHarness()
         let body = h.serve("/files/a.bin", count: 200_000)

@@ -231,6 +231,22 @@ import Testing
             #expect(try await rig.error("aria2.tellStatus", "\"\(gids[1])\"").message.contains("is not found"))
             let stat = try #require(try await rig.result("aria2.getGlobalStat") as? [String: String])
             #expect(stat["numWaiting"] == "2" && stat["numStopped"] == "0")
+            // The removal kept the order the client set, and new downloads join at the end, also
+            // two added in one multicall (which share one sync).
+            #expect(try await waiting() == [gids[2], gids[0]])
+            let p4 = rig.server.httpURL("/p4.bin")
+            let p5 = rig.server.httpURL("/p5.bin")
+            let token = rig.secret.map { "\"token:\($0)\"," } ?? ""
+            let calls = [p4, p5].map {
+                #"{"methodName":"aria2.addUri","params":["# + token + #"[""# + $0 + #""],{"pause":"true"}]}"#
+            }
+            let answer = try await rig.post(
+                #"{"jsonrpc":"2.0","id":1,"method":"system.multicall","params":[["# + calls.joined(separator: ",")
+                    + "]]}")
+            let object = try JSONSerialization.jsonObject(with: Data(answer.body.utf8)) as? [String: Any]
+            let added = try #require(object?["result"] as? [[String]], "\(answer.body)")
+            #expect(added.count == 2)
+            #expect(try await waiting() == [gids[2], gids[0]] + added.compactMap(\.first))
         }
     }
 

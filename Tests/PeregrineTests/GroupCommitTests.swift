@@ -1,0 +1,70 @@
+import Foundation
+import Peregrine
+import PeregrineStorage
+import Synchronization
+import Testing
+
+/// `DownloadManager.withGroupCommit`: the operations inside do not wait for their own syncs,
+/// and it returns only once every change they made is durable.
+@Suite struct GroupCommitTests {
+    /// A store whose durable writes finish 20 ms later, in order, on a queue of its own; what
+    /// the inner store holds is what is durable. Counts the writes that waited on the caller's
+    /// thread and those that called back.
+    final class DeferringStore: TaskStore {
+        let inner = InMemoryTaskStore(identifier: "deferring")
+        private let queue = DispatchQueue(label: "deferring-store")
+        let counts = Mutex((waited: 0, calledBack: 0))
+        var identifier: String { inner.identifier }
+
+        func load() throws(StoreError) -> StoreSnapshot { try inner.load() }
+
+        func record(_ changes: [StoreChange]) throws(StoreError) {
+            counts.withLock { $0.waited += 1 }
+            queue.sync { [inner] in try? inner.record(changes) }
+        }
+
+        func record(_ changes: [StoreChange], whenDurable: @escaping @Sendable (StoreError?) -> Void)
+            throws(StoreError)
+        {
+            counts.withLock { $0.calledBack += 1 }
+            queue.async { [inner] in
+                usleep(20_000)
+                try? inner.record(changes)
+                whenDurable(nil)
+            }
+        }
+
+        func save() throws(StoreError) { queue.sync {} }
+        func compact() throws(StoreError) {}
+        func close() throws(StoreError) { queue.sync {} }
+    }
+
+    @Test func addsInsideAGroupCommitAreDurableWhenItReturnsAndWaitedForNoSyncOfTheirOwn() async throws {
+        let store = DeferringStore()
+        let h = try ManagerHarness {
+            $0.storeFactory = { _, _ in store }
+            $0.downloadNewFileImmediately = false
+        }
+        let urls = (0..<20).map { h.url("/g\($0).bin") }
+        try h.manager.download([h.url("/before.bin")])
+        let waitedBefore = store.counts.withLock { $0.waited }
+        #expect(waitedBefore > 0, "outside a group commit an add waits for its sync")
+
+        let added = await h.manager.withGroupCommit { () -> Int in
+            var added = 0
+            for url in urls { added += (try? h.manager.download([url]).count) ?? 0 }
+            try? h.manager.updateMetaInfo(["k": "v"], forTask: urls[0])
+            return added
+        }
+        #expect(added == urls.count)
+        let counts = store.counts.withLock { $0 }
+        #expect(counts.waited == waitedBefore, "no write inside the group commit waited on its own")
+        #expect(counts.calledBack > 0)
+        // Durable on return: the inner store (what the queue has written) holds every task and
+        // the list with all of them, without waiting any further.
+        let durable = try store.inner.load()
+        #expect(Set(durable.tasks.map(\.urlString)).isSuperset(of: urls))
+        #expect(durable.tasks.first { $0.urlString == urls[0] }?.metaInfo["k"] == .string("v"))
+        #expect(durable.lists[""]?.sections.joined().filter { urls.contains($0) }.count == urls.count)
+    }
+}
