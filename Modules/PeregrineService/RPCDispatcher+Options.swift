@@ -22,8 +22,10 @@ extension RPCDispatcher {
     }
 
     /// `aria2.changeOption(gid, options)`: `split`, `max-connection-per-server` and
-    /// `max-download-limit` (stored; see ``DownloadOptions``); other names are ignored, as aria2
-    /// ignores those it cannot change, except a `dir` outside the root (refused).
+    /// `max-download-limit` (stored; see ``DownloadOptions``); a changed connection count applies
+    /// to an active download at once (its transfer starts again from what it has, as aria2
+    /// restarts it). Other names are ignored, as aria2 ignores those it cannot change, except a
+    /// `dir` outside the root (refused).
     func changeOption(_ params: RPCParameters) throws(RPCError) -> JSONValue {
         let text = try params.string(0)
         let (gid, url) = try task(text)
@@ -40,6 +42,10 @@ extension RPCDispatcher {
         }
         applyRequestOptions(DownloadOptions(values), to: url)
         try? manager.updateMetaInfo([MetaKey.options: .dictionary(values.mapValues { .string($0) })], forTask: url)
+        if changes.values["split"] != nil || changes.values["max-connection-per-server"] != nil {
+            // An active download starts its transfer again with the new count, from what it has.
+            manager.engine.setMaxConnections(connections(DownloadOptions(values)), forTask: url)
+        }
         return "OK"
     }
 

@@ -86,6 +86,29 @@ struct EngineSegmentTests {
         #expect(h.engine.task(narrow)?.record.maxConnections == nil)
     }
 
+    @Test func aRunningTaskTakesANewConnectionCountFromWhereItIs() throws {
+        let h = try Self.harness(connections: 1)
+        let body = MockBody.generated(seed: 23, count: 8 * Self.mebibyte)
+        h.server.setRoute(
+            .file(body, entityTag: .fixed("\"c\"")).throttled(toBytesPerSecond: 1 << 20), for: "/grow.bin")
+        let url = h.url("/grow.bin")
+        h.engine.download([url])
+        h.advance(.seconds(3))
+        #expect(h.engine.state(ofTask: url) == .downloading)
+        #expect(h.server.requests(for: "/grow.bin").filter { $0.method == "GET" }.count == 1)
+        #expect(h.engine.setMaxConnections(4, forTask: url))
+        #expect(h.engine.task(url)?.record.maxConnections == 4)
+        #expect(h.engine.state(ofTask: url) == .downloading)
+        h.runUntilIdle()
+        #expect(h.bytes(of: "grow.bin") == body.allBytes)
+        let ranges = Self.requestedRanges(h, "/grow.bin", length: 8 * Self.mebibyte)
+        // The first transfer, then one that continues from what the first one had (not from
+        // zero), then the pieces the added connections take.
+        #expect(ranges.count > 2, "\(ranges)")
+        #expect(ranges.dropFirst().allSatisfy { $0.lowerBound > 0 }, "\(ranges)")
+        #expect(!h.engine.setMaxConnections(2, forTask: h.url("/unknown.bin")))
+    }
+
     @Test func aTaskStaysOnOneConnectionWhenItSaysSo() throws {
         let h = try Self.harness(connections: 8)
         let body = MockBody.generated(seed: 22, count: 4 * Self.mebibyte)

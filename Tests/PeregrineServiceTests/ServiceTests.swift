@@ -287,6 +287,12 @@ import Testing
             #expect(try await rig.result("aria2.changeOption", "\"\(gid)\", {\"split\":\"8\"}") as? String == "OK")
             #expect(
                 (try await rig.result("aria2.getOption", "\"\(gid)\"") as? [String: Any])?["split"] as? String == "8")
+            // The download's connection count is the lower of the two, changed with them.
+            #expect(rig.manager.engine.task(url)?.record.maxConnections == 4)
+            #expect(
+                try await rig.result("aria2.changeOption", "\"\(gid)\", {\"max-connection-per-server\":\"6\"}")
+                    as? String == "OK")
+            #expect(rig.manager.engine.task(url)?.record.maxConnections == 6)
             #expect(try await rig.result("aria2.changeOption", "\"\(gid)\", {\"out\":\"x\"}") as? String == "OK")
             #expect((try await rig.result("aria2.getOption", "\"\(gid)\"") as? [String: Any])?["out"] == nil)
             #expect(try await rig.error("aria2.changeOption", "\"\(gid)\", {\"dir\":\"../x\"}").code == 1)

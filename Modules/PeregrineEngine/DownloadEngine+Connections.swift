@@ -1,0 +1,28 @@
+extension DownloadEngine {
+    /// Changes how many connections a task may use (clamped to 1…64; nil for the engine's
+    /// ``Segmentation/maxConnectionsPerTask``), as `aria2.changeOption` changes `split`. The
+    /// count is saved with the task's record. A downloading task starts its transfer again to
+    /// use it — stopped with its resume record and resumed at once, so it continues from what
+    /// is synced (as aria2 restarts an active download whose split changes); other tasks use it
+    /// when they next start.
+    ///
+    /// - Returns: whether the task exists.
+    @discardableResult
+    public func setMaxConnections(_ count: Int?, forTask urlString: String) -> Bool {
+        let clamped = count.map {
+            min(max($0, Segmentation.connectionRange.lowerBound), Segmentation.connectionRange.upperBound)
+        }
+        return perform { state, effects in
+            guard let entry = state.tasks[urlString] else { return false }
+            guard entry.record.maxConnections != clamped else { return true }
+            state.tasks[urlString]!.record.maxConnections = clamped
+            effects.markDirty(urlString)
+            if entry.machine.state == .downloading {
+                try? transition(urlString, .stop, &state, &effects)
+                try? transition(
+                    urlString, .resume(slotAvailable: slotAvailable(for: urlString, state)), &state, &effects)
+            }
+            return true
+        }
+    }
+}
