@@ -1,4 +1,4 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.1
 import PackageDescription
 
 /// Every module lives under `Modules/<Name>`, every test target under `Tests/<Name>`.
@@ -44,6 +44,14 @@ let package = Package(
     products: libraries.map { .library(name: $0, targets: [$0]) } + [
         .executable(name: "peregrine", targets: ["peregrine"]),
         .executable(name: "peregrine-queue", targets: ["peregrine-queue"]),
+    ],
+    // Thumbnails (on by default): the facade's thumbnail API and the PeregrineThumbnails target
+    // it needs, with libjpeg-turbo and libpng. An app that never shows a thumbnail depends on
+    // the package with `traits: []` and links neither (Examples/NoThumbnails). The service and
+    // the command-line programs need it.
+    traits: [
+        .trait(name: "Thumbnails", description: "The facade's thumbnails (libjpeg-turbo, libpng)."),
+        .default(enabledTraits: ["Thumbnails"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
@@ -118,7 +126,8 @@ let package = Package(
             dependencies: [
                 "PeregrineEngine", "PeregrinePersistence", "PeregrineCurlTransport", "PeregrineStorage",
                 "PeregrineJSONStorage",
-                "PeregrineSorting", "PeregrineThumbnails", "PeregrineVerification", logging,
+                "PeregrineSorting", "PeregrineVerification", logging,
+                .target(name: "PeregrineThumbnails", condition: .when(traits: ["Thumbnails"])),
             ]
         ),
 

@@ -34,10 +34,13 @@ def graph() -> str:
         names = []
         for dependency in target["dependencies"]:
             kind, value = next(iter(dependency.items()))
+            condition = next((item for item in value if isinstance(item, dict)), None) or {}
+            traits = condition.get("traits") or []
+            suffix = f" [trait {', '.join(traits)}]" if traits else ""
             if kind in ("byName", "target"):
-                names.append(value[0])
+                names.append(value[0] + suffix)
             elif kind == "product":
-                names.append(f"{value[0]} ({value[1]})")
+                names.append(f"{value[0]} ({value[1]})" + suffix)
         return names
 
     # Dependencies first, then by name: each line names only targets above it.
@@ -48,7 +51,7 @@ def graph() -> str:
             return
         seen.add(name)
         for dependency in sorted(dependencies(targets[name])):
-            visit(dependency)
+            visit(dependency.split(" [trait")[0])
         order.append(name)
 
     for name in sorted(targets):

@@ -1,10 +1,11 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.1
 import Foundation
 import PackageDescription
 
 // Peregrine picked target by target: the engine, persistence below the facade, the JSON store
 // and the in-memory transport — and nothing else. The binary links no libcurl, OpenSSL,
-// libjpeg-turbo or libpng (`check.sh` proves it with ldd).
+// libjpeg-turbo or libpng (`check.sh` proves it with ldd). And the facade without the
+// Thumbnails trait (`traits: []`): no libjpeg-turbo or libpng either.
 
 // A path dependency's identity is its folder's name (whatever the clone is called).
 let peregrine = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -13,7 +14,7 @@ let peregrine = URL(fileURLWithPath: #filePath).deletingLastPathComponent().dele
 let package = Package(
     name: "PickAndMix",
     platforms: [.macOS(.v15)],
-    dependencies: [.package(path: "../..")],
+    dependencies: [.package(path: "../..", traits: [])],
     targets: [
         .executableTarget(
             name: "pick-and-mix",
@@ -23,6 +24,13 @@ let package = Package(
                 .product(name: "PeregrineJSONStorage", package: peregrine),
                 .product(name: "PeregrineMockTransport", package: peregrine),
             ]
-        )
+        ),
+        .executableTarget(
+            name: "facade-without-thumbnails",
+            dependencies: [
+                .product(name: "Peregrine", package: peregrine),
+                .product(name: "PeregrineMockTransport", package: peregrine),
+            ]
+        ),
     ]
 )

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the pick-and-mix example, runs it twice on one state directory (the second run must find
 # every task finished and add none), and checks with ldd that the binary links none of the C
-# libraries of the targets it did not pick.
+# libraries of the targets it did not pick; then the same for the facade built without the
+# Thumbnails trait (no libjpeg-turbo, no libpng).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -31,3 +32,23 @@ if grep -Ei "libcurl|libcrypto|libssl|libturbojpeg|libjpeg|libpng" <<<"$librarie
     exit 1
 fi
 echo "pick-and-mix: links $(grep -c '=>' <<<"$libraries") shared libraries, none of libcurl, OpenSSL, libjpeg-turbo, libpng"
+
+# The facade without the Thumbnails trait: it downloads, a second run fetches nothing, and the
+# binary links no libjpeg-turbo or libpng.
+swift build --product facade-without-thumbnails 2>&1 | tail -1
+facade="$(swift build --show-bin-path)/facade-without-thumbnails"
+facade_state=$(mktemp -d)
+trap 'rm -rf "$state" "$facade_state"' EXIT
+first=$("$facade" "$facade_state")
+echo "$first"
+grep -qx "requests 2" <<<"$first" || { echo "error: the facade's first run did not fetch 2 files" >&2; exit 1; }
+grep -q "photo.jpg at photo.jpg, kind Image" <<<"$first" || { echo "error: the facade did not classify photo.jpg" >&2; exit 1; }
+second=$("$facade" "$facade_state")
+grep -qx "requests 0" <<<"$second" || { echo "error: the facade's second run fetched again" >&2; exit 1; }
+grep -c " at " <<<"$second" | grep -qx 2 || { echo "error: the facade's second run lost a file" >&2; exit 1; }
+libraries=$(ldd "$facade")
+if grep -Ei "libturbojpeg|libjpeg|libpng" <<<"$libraries"; then
+    echo "error: the facade without the Thumbnails trait links libjpeg-turbo or libpng (above)" >&2
+    exit 1
+fi
+echo "facade-without-thumbnails: links $(grep -c '=>' <<<"$libraries") shared libraries, neither libjpeg-turbo nor libpng"

@@ -138,7 +138,7 @@ extension DownloadManager {
         defer { core.gate.leave() }
         try requireListed(urlStrings)
         let changed = run(.deleteFiles, urlStrings)
-        for url in changed { thumbnailer.removeThumbnails(forTask: url) }
+        forgetThumbnails(of: changed)
         callDeleteHandler(changed.map { ($0, ListIndexPath(section: 0, item: 0)) })
         return changed
     }
@@ -212,7 +212,7 @@ extension DownloadManager {
         core.gate.enter()
         defer { core.gate.leave() }
         let changed = run(.deleteFiles, try urls(at: indexPaths, in: list))
-        for url in changed { thumbnailer.removeThumbnails(forTask: url) }
+        forgetThumbnails(of: changed)
         let located = zip(changed, locations(of: changed)).map { ($0, $1) }
         callDeleteHandler(located)
         return located.map(\.1)
@@ -280,7 +280,7 @@ extension DownloadManager {
         core.gate.enter()
         defer { core.gate.leave() }
         let changed = run(.deleteFiles, try urls(inSection: section, in: list))
-        for url in changed { thumbnailer.removeThumbnails(forTask: url) }
+        forgetThumbnails(of: changed)
         let located = zip(changed, locations(of: changed)).map { ($0, $1) }
         callDeleteHandler(located)
         return located.map(\.1)
@@ -348,7 +348,7 @@ extension DownloadManager {
         defer { core.gate.leave() }
         let urls = core.state.withLock { $0.lists[list]?.downloadList.flatMap { $0 } ?? [] }
         let changed = run(.deleteFiles, urls)
-        for url in changed { thumbnailer.removeThumbnails(forTask: url) }
+        forgetThumbnails(of: changed)
         callDeleteHandler(zip(changed, locations(of: changed)).map { ($0, $1) })
         return changed
     }
@@ -401,10 +401,7 @@ extension DownloadManager {
         if trash {
             if !removed.isEmpty { core.broadcaster.yield([.trashed(removed)]) }
         } else {
-            for url in removed {
-                thumbnailer.removeThumbnails(forTask: url)
-                thumbnailer.removeCustomThumbnailForTask(url)
-            }
+            forgetThumbnails(of: removed, custom: true)
         }
         var result: [String: ListIndexPath] = [:]
         for url in removed { result[url] = locations[url] }

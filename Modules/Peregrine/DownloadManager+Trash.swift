@@ -121,10 +121,7 @@ extension DownloadManager {
             }
             return (try list.removeFromTrash(urls.filter { list.isInTrash($0) }), ())
         }
-        for url in urls {
-            thumbnailer.removeThumbnails(forTask: url)
-            thumbnailer.removeCustomThumbnailForTask(url)
-        }
+        forgetThumbnails(of: urls, custom: true)
         core.broadcaster.yield([.cleanedUp(urls)])
         let located = urls.map { ($0, ListIndexPath(section: 0, item: rows[$0]!)) }
         callDeleteHandler(located)

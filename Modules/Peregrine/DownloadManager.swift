@@ -42,8 +42,10 @@ public final class DownloadManager: Sendable {
     public let identifier: String
     /// The engine under the manager, for what the facade does not wrap.
     public let engine: DownloadEngine
-    /// The thumbnailer.
-    public let thumbnailer: Thumbnailer
+    #if Thumbnails
+        /// The thumbnailer (with the Thumbnails trait, on by default).
+        public let thumbnailer: Thumbnailer
+    #endif
     /// The store the manager writes every change to.
     public var store: any TaskStore { core.store }
     /// The tasks that came back changed because the process ended while they ran (each also got
@@ -121,10 +123,12 @@ public final class DownloadManager: Sendable {
             return false
         }
         try? FileManager.default.removeItem(atPath: configuration.customThumbnailDirectory(for: identifier))
-        if let disk = configuration.resolvedThumbnailDisk(for: identifier) {
-            // Only the cache's own files: a configured directory may hold other things.
-            ThumbnailDiskStorage(config: disk).removeAll()
-        }
+        #if Thumbnails
+            if let disk = configuration.resolvedThumbnailDisk(for: identifier) {
+                // Only the cache's own files: a configured directory may hold other things.
+                ThumbnailDiskStorage(config: disk).removeAll()
+            }
+        #endif
         try? FileManager.default.removeItem(atPath: configuration.thumbnailCacheDirectory(for: identifier))
         return true
     }
@@ -172,17 +176,20 @@ public final class DownloadManager: Sendable {
             state: ManagerState(
                 extras: extras, trashKeepsFinishedFile: trashKeeps, isTrashOpened: trashOpened,
                 maxDownloadCount: maxCount),
-            store: store, classifier: configuration.thumbnails.classifier, logger: configuration.logger,
+            store: store, classifier: configuration.classifier, logger: configuration.logger,
             listClock: configuration.listClock, calendar: configuration.calendar)
         self.core = core
 
-        var thumbnailConfiguration = configuration.thumbnails
-        thumbnailConfiguration.customThumbnailDirectory =
-            thumbnailConfiguration.customThumbnailDirectory ?? configuration.customThumbnailDirectory(for: identifier)
-        thumbnailConfiguration.disk = configuration.resolvedThumbnailDisk(for: identifier)
-        let relay = CustomThumbnailRelay(core: core, initial: snapshot.customThumbnails)
-        thumbnailConfiguration.customThumbnailIndexDidChange = { relay.indexDidChange($0) }
-        thumbnailer = Thumbnailer(configuration: thumbnailConfiguration)
+        #if Thumbnails
+            var thumbnailConfiguration = configuration.thumbnails
+            thumbnailConfiguration.customThumbnailDirectory =
+                thumbnailConfiguration.customThumbnailDirectory
+                ?? configuration.customThumbnailDirectory(for: identifier)
+            thumbnailConfiguration.disk = configuration.resolvedThumbnailDisk(for: identifier)
+            let relay = CustomThumbnailRelay(core: core, initial: snapshot.customThumbnails)
+            thumbnailConfiguration.customThumbnailIndexDidChange = { relay.indexDidChange($0) }
+            thumbnailer = Thumbnailer(configuration: thumbnailConfiguration)
+        #endif
 
         let engineConfiguration = DownloadEngine.Configuration(
             directory: configuration.resolvedDownloadDirectory(for: identifier), maxDownloadCount: maxCount,
@@ -192,7 +199,7 @@ public final class DownloadManager: Sendable {
             checkpoint: configuration.checkpoint, clock: configuration.clock,
             requestAdapter: configuration.requestAdapter, retryPolicy: configuration.retryPolicy,
             verifier: configuration.verifier, digests: OpenSSLDigests(), recordObserver: core, eventObserver: core,
-            fileKindClassifier: configuration.thumbnails.classifier.classify, logger: configuration.logger,
+            fileKindClassifier: configuration.classifier.classify, logger: configuration.logger,
             verifiesChecksums: configuration.verifiesChecksums, verificationRetry: configuration.verificationRetry,
             segmentation: configuration.segmentation)
         do {
@@ -252,16 +259,18 @@ public final class DownloadManager: Sendable {
         loadRepairs = repairs
         for repair in repairs { configuration.logger.warning("load repair", metadata: ["repair": "\(repair)"]) }
 
-        var index = CustomThumbnailIndex()
-        for (url, stored) in snapshot.customThumbnails {
-            guard let pixelFormat = ThumbnailPixelFormat(rawValue: stored.pixelFormat),
-                let format = ImageFormat(rawValue: stored.format)
-            else { continue }
-            index.entries[url] = CustomThumbnailIndex.Entry(
-                fileName: stored.fileName, width: stored.width, height: stored.height, pixelFormat: pixelFormat,
-                format: format, contentIdentifier: stored.contentIdentifier)
-        }
-        thumbnailer.restoreCustomThumbnails(index)
+        #if Thumbnails
+            var index = CustomThumbnailIndex()
+            for (url, stored) in snapshot.customThumbnails {
+                guard let pixelFormat = ThumbnailPixelFormat(rawValue: stored.pixelFormat),
+                    let format = ImageFormat(rawValue: stored.format)
+                else { continue }
+                index.entries[url] = CustomThumbnailIndex.Entry(
+                    fileName: stored.fileName, width: stored.width, height: stored.height, pixelFormat: pixelFormat,
+                    format: format, contentIdentifier: stored.contentIdentifier)
+            }
+            thumbnailer.restoreCustomThumbnails(index)
+        #endif
 
         for (name, stored) in snapshot.lists {
             guard let limit = stored.maxDownloadCount else { continue }
@@ -526,35 +535,37 @@ extension ManagerCore {
     }
 }
 
-/// Saves the thumbnailer's custom-thumbnail index through the store, as changes per task.
-final class CustomThumbnailRelay: Sendable {
-    private let core: ManagerCore
-    private let previous: Mutex<[String: StoredCustomThumbnail]>
+#if Thumbnails
+    /// Saves the thumbnailer's custom-thumbnail index through the store, as changes per task.
+    final class CustomThumbnailRelay: Sendable {
+        private let core: ManagerCore
+        private let previous: Mutex<[String: StoredCustomThumbnail]>
 
-    init(core: ManagerCore, initial: [String: StoredCustomThumbnail]) {
-        self.core = core
-        previous = Mutex(initial)
-    }
+        init(core: ManagerCore, initial: [String: StoredCustomThumbnail]) {
+            self.core = core
+            previous = Mutex(initial)
+        }
 
-    func indexDidChange(_ index: CustomThumbnailIndex) {
-        var current: [String: StoredCustomThumbnail] = [:]
-        for (url, entry) in index.entries {
-            current[url] = StoredCustomThumbnail(
-                fileName: entry.fileName, width: entry.width, height: entry.height,
-                pixelFormat: entry.pixelFormat.rawValue, format: entry.format.rawValue,
-                contentIdentifier: entry.contentIdentifier)
-        }
-        let changes = previous.withLock { previous -> [StoreChange] in
-            var changes: [StoreChange] = []
-            for (url, stored) in current.sorted(by: { $0.key < $1.key }) where previous[url] != stored {
-                changes.append(.setCustomThumbnail(urlString: url, stored))
+        func indexDidChange(_ index: CustomThumbnailIndex) {
+            var current: [String: StoredCustomThumbnail] = [:]
+            for (url, entry) in index.entries {
+                current[url] = StoredCustomThumbnail(
+                    fileName: entry.fileName, width: entry.width, height: entry.height,
+                    pixelFormat: entry.pixelFormat.rawValue, format: entry.format.rawValue,
+                    contentIdentifier: entry.contentIdentifier)
             }
-            for url in previous.keys.sorted() where current[url] == nil {
-                changes.append(.setCustomThumbnail(urlString: url, nil))
+            let changes = previous.withLock { previous -> [StoreChange] in
+                var changes: [StoreChange] = []
+                for (url, stored) in current.sorted(by: { $0.key < $1.key }) where previous[url] != stored {
+                    changes.append(.setCustomThumbnail(urlString: url, stored))
+                }
+                for url in previous.keys.sorted() where current[url] == nil {
+                    changes.append(.setCustomThumbnail(urlString: url, nil))
+                }
+                previous = current
+                return changes
             }
-            previous = current
-            return changes
+            core.record(changes)
         }
-        core.record(changes)
     }
-}
+#endif

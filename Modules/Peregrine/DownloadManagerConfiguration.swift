@@ -57,15 +57,17 @@ extension DownloadManager {
         public var retryPolicy: (any RetryPolicy)?
         /// Verifies finished files before they are renamed into place (checksums).
         public var verifier: (any TaskFileVerifier)?
-        /// The thumbnailer's options; its index handler is set by the manager.
-        ///
-        /// A nil `Thumbnailer.Configuration.customThumbnailDirectory` becomes
-        /// `<stateDirectory>/<identifier>/CustomThumbnails`. A nil `Thumbnailer.Configuration.disk`
-        /// becomes a disk thumbnail cache in `<stateDirectory>/<identifier>/ThumbnailCache` with
-        /// `ThumbnailDiskStorage.Config`'s default size limit, so thumbnails survive restarts;
-        /// set `Thumbnailer.Configuration.cachePolicy` to `ThumbnailCachePolicy.memoryOnly`
-        /// (or `ThumbnailCachePolicy.none`) for no disk cache.
-        public var thumbnails: Thumbnailer.Configuration
+        #if Thumbnails
+            /// The thumbnailer's options; its index handler is set by the manager.
+            ///
+            /// A nil `Thumbnailer.Configuration.customThumbnailDirectory` becomes
+            /// `<stateDirectory>/<identifier>/CustomThumbnails`. A nil `Thumbnailer.Configuration.disk`
+            /// becomes a disk thumbnail cache in `<stateDirectory>/<identifier>/ThumbnailCache` with
+            /// `ThumbnailDiskStorage.Config`'s default size limit, so thumbnails survive restarts;
+            /// set `Thumbnailer.Configuration.cachePolicy` to `ThumbnailCachePolicy.memoryOnly`
+            /// (or `ThumbnailCachePolicy.none`) for no disk cache.
+            public var thumbnails: Thumbnailer.Configuration
+        #endif
         /// Where the manager logs (swift-log's `Logger`, re-exported by `Peregrine`). Silence it
         /// with `Logger(label: "peregrine") { _ in SwiftLogNoOpLogHandler() }`, or set its
         /// `logLevel`.
@@ -99,7 +101,6 @@ extension DownloadManager {
             requestAdapter: (any RequestAdapter)? = nil,
             retryPolicy: (any RetryPolicy)? = BackoffRetryPolicy.standard,
             verifier: (any TaskFileVerifier)? = nil,
-            thumbnails: Thumbnailer.Configuration = Thumbnailer.Configuration(),
             logger: Logger = Logger(label: "peregrine.manager"),
             checkpoint: CheckpointPolicy = CheckpointPolicy(),
             verifiesChecksums: Bool = true,
@@ -127,9 +128,52 @@ extension DownloadManager {
             self.requestAdapter = requestAdapter
             self.retryPolicy = retryPolicy
             self.verifier = verifier
-            self.thumbnails = thumbnails
+            #if Thumbnails
+                self.thumbnails = Thumbnailer.Configuration()
+            #endif
             self.logger = logger
         }
+
+        #if Thumbnails
+            /// A configuration with SDE's defaults and these thumbnail options (the Thumbnails
+            /// trait).
+            public init(
+                downloadDirectory: String? = nil,
+                stateDirectory: String = StoreConfiguration.defaultRootDirectory,
+                transport: (any Transport)? = nil,
+                storeFactory: @escaping StoreFactory = DownloadManager.Configuration.defaultStoreFactory,
+                flushDelay: Duration = .seconds(1),
+                maxDownloadCount: Int = 0,
+                pauseDownloadBySuspendingSessionTask: Bool = true,
+                downloadNewFileImmediately: Bool = true,
+                hiddenFileExtension: Bool = true,
+                isTrashOpened: Bool = false,
+                conflictPolicy: FileConflictPolicy = .rename,
+                clock: EngineClock = .continuous,
+                listClock: @escaping @Sendable () -> Date = { Date() },
+                calendar: Calendar = Calendar(identifier: .gregorian),
+                requestAdapter: (any RequestAdapter)? = nil,
+                retryPolicy: (any RetryPolicy)? = BackoffRetryPolicy.standard,
+                verifier: (any TaskFileVerifier)? = nil,
+                thumbnails: Thumbnailer.Configuration,
+                logger: Logger = Logger(label: "peregrine.manager"),
+                checkpoint: CheckpointPolicy = CheckpointPolicy(),
+                verifiesChecksums: Bool = true,
+                verificationRetry: VerificationRetryPolicy = .default,
+                segmentation: Segmentation = Segmentation()
+            ) {
+                self.init(
+                    downloadDirectory: downloadDirectory, stateDirectory: stateDirectory, transport: transport,
+                    storeFactory: storeFactory, flushDelay: flushDelay, maxDownloadCount: maxDownloadCount,
+                    pauseDownloadBySuspendingSessionTask: pauseDownloadBySuspendingSessionTask,
+                    downloadNewFileImmediately: downloadNewFileImmediately, hiddenFileExtension: hiddenFileExtension,
+                    isTrashOpened: isTrashOpened, conflictPolicy: conflictPolicy, clock: clock, listClock: listClock,
+                    calendar: calendar, requestAdapter: requestAdapter, retryPolicy: retryPolicy, verifier: verifier,
+                    logger: logger, checkpoint: checkpoint, verifiesChecksums: verifiesChecksums,
+                    verificationRetry: verificationRetry, segmentation: segmentation)
+                self.thumbnails = thumbnails
+            }
+        #endif
 
         /// The store a manager uses unless told otherwise: a `JSONTaskStore` (journal plus
         /// snapshot under ``stateDirectory``). The one place to switch the default backend.
@@ -152,12 +196,23 @@ extension DownloadManager {
             "\(stateDirectory)/\(identifier)/ThumbnailCache"
         }
 
-        /// The disk thumbnail cache of `identifier`: ``thumbnails``' own, else the default one
-        /// unless the cache policy keeps thumbnails off the disk.
-        func resolvedThumbnailDisk(for identifier: String) -> ThumbnailDiskStorage.Config? {
-            if let disk = thumbnails.disk { return disk }
-            guard thumbnails.cachePolicy == .memoryAndDisk else { return nil }
-            return ThumbnailDiskStorage.Config(directory: thumbnailCacheDirectory(for: identifier))
+        /// How a file's kind is told: the thumbnails' classifier, else the standard one.
+        var classifier: FileTypeClassifier {
+            #if Thumbnails
+                thumbnails.classifier
+            #else
+                .standard
+            #endif
         }
+
+        #if Thumbnails
+            /// The disk thumbnail cache of `identifier`: ``thumbnails``' own, else the default one
+            /// unless the cache policy keeps thumbnails off the disk.
+            func resolvedThumbnailDisk(for identifier: String) -> ThumbnailDiskStorage.Config? {
+                if let disk = thumbnails.disk { return disk }
+                guard thumbnails.cachePolicy == .memoryAndDisk else { return nil }
+                return ThumbnailDiskStorage.Config(directory: thumbnailCacheDirectory(for: identifier))
+            }
+        #endif
     }
 }

@@ -7,6 +7,9 @@
 @_exported import PeregrineEngine
 @_exported import PeregrineSorting
 @_exported import PeregrineStorage
-@_exported import PeregrineThumbnails
 @_exported import PeregrineTransport
 @_exported import PeregrineVerification
+
+#if Thumbnails
+    @_exported import PeregrineThumbnails
+#endif

@@ -65,8 +65,8 @@ func snippetReadmeLine146() async throws {
     _ = (server, transport)
 }
 
-// Docs/GettingStarted.md:90
-func snippetGettingstartedLine90() async throws {
+// Docs/GettingStarted.md:105
+func snippetGettingstartedLine105() async throws {
     let manager = try DownloadManager.manager(identifier: "main")   // same instance per identifier
     manager.maxDownloadCount = 3                                     // the rest wait, in list order
     manager.isTrashOpened = true                                     // deleting goes to the trash first
@@ -101,8 +101,8 @@ func snippetGettingstartedLine90() async throws {
     _ = (manager, rows, file, outcomes)
 }
 
-// Docs/GettingStarted.md:150
-func snippetGettingstartedLine150() async throws {
+// Docs/GettingStarted.md:165
+func snippetGettingstartedLine165() async throws {
     let tmp = NSTemporaryDirectory()
     let server = MockServer()
     let store = InMemoryTaskStore()
@@ -114,8 +114,8 @@ func snippetGettingstartedLine150() async throws {
     _ = (tmp, server, store, manager)
 }
 
-// Docs/GettingStarted.md:178
-func snippetGettingstartedLine178() async throws {
+// Docs/GettingStarted.md:193
+func snippetGettingstartedLine193() async throws {
     let stateDirectory = "/tmp/state"
     let downloadDirectory = "/tmp/downloads"
 
@@ -129,8 +129,8 @@ func snippetGettingstartedLine178() async throws {
     _ = (stateDirectory, downloadDirectory, store, queue)
 }
 
-// Docs/GettingStarted.md:198
-func snippetGettingstartedLine198() async throws {
+// Docs/GettingStarted.md:213
+func snippetGettingstartedLine213() async throws {
     let transport = CurlTransport()                 // one thread, shared by every transfer
     let request = try TransferRequest(url: "https://example.org/a.iso")
     let sink = try FileSink(path: "/srv/downloads/.a.iso.part")
@@ -149,8 +149,8 @@ func snippetGettingstartedLine198() async throws {
     _ = (transport, request, sink)
 }
 
-// Docs/GettingStarted.md:223
-func snippetGettingstartedLine223() async throws {
+// Docs/GettingStarted.md:238
+func snippetGettingstartedLine238() async throws {
     let transport = CurlTransport()
     let request = try TransferRequest(url: "https://example.org/a.iso")
     let sink = MemorySink()
@@ -166,8 +166,8 @@ func snippetGettingstartedLine223() async throws {
     _ = (transport, request, sink, id, events)
 }
 
-// Docs/GettingStarted.md:241
-func snippetGettingstartedLine241() async throws {
+// Docs/GettingStarted.md:256
+func snippetGettingstartedLine256() async throws {
     var request = try TransferRequest(url: "https://example.org/a.iso")
     request.trust = .customCA(path: "/etc/my-ca.pem")                       // instead of the system CAs
     request.trust = .pinnedPublicKeys(["base64-sha256-of-spki="])          // plus pinning
@@ -179,8 +179,8 @@ func snippetGettingstartedLine241() async throws {
     _ = request
 }
 
-// Docs/GettingStarted.md:259
-func snippetGettingstartedLine259() async throws {
+// Docs/GettingStarted.md:274
+func snippetGettingstartedLine274() async throws {
     let server = MockServer()
     server.setRoute(.file(.generated(seed: 42, count: 5_000_000), entityTag: .fixed("\"v1\"")), for: "/f.bin")
     server.setRoute(.redirect(302, to: "/f.bin"), for: "/latest")
