@@ -36,6 +36,7 @@ let libraries = [
     "PeregrineService",
     "PeregrineTransportTestKit",
     "PeregrineStorageTestKit",
+    "PeregrineTestKit",
 ]
 
 let package = Package(
@@ -171,6 +172,10 @@ let package = Package(
         // The TaskStore conformance suite as a library: the checks every store must pass.
         module("PeregrineStorageTestKit", dependencies: ["PeregrineStorage"]),
 
+        // What an app's tests need: a manager on a driven virtual clock, scratch directories,
+        // an event recorder.
+        module("PeregrineTestKit", dependencies: ["Peregrine", "PeregrineMockTransport"]),
+
         // Test support: nginx and lighttpd launchers, certificates, child processes, a seeded
         // generator; it re-exports the Transport conformance kit.
         .target(
@@ -218,7 +223,8 @@ let package = Package(
             dependencies: [
                 "Peregrine", "PeregrineEngine", "PeregrineCore", "PeregrineTransport", "PeregrineMockTransport",
                 "PeregrineCurlTransport", "PeregrineStorage", "PeregrineJSONStorage", "PeregrinePlistStorage",
-                "PeregrineSorting", "PeregrineThumbnails", "PeregrineVerification", "PeregrineAuth", "TestSupport",
+                "PeregrineSorting", "PeregrineThumbnails", "PeregrineVerification", "PeregrineAuth", "PeregrineTestKit",
+                "TestSupport",
             ]
         ),
         tests(

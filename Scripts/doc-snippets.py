@@ -12,6 +12,9 @@ comment on the line before a block steers it:
     <!-- snippet: skip -->                 not Swift that compiles on its own (a manifest fragment)
     <!-- snippet: continues -->            appended to the previous block's function
     <!-- snippet: given let x = 1; ... --> declarations the block assumes, put before it
+    <!-- snippet: file Tests/X/Y.swift -->  the whole of a source file that is built and run as
+                                           it is (a test): the block must equal the file, and
+                                           --write copies the file into the block
 
 Values a block declares and does not use are used at the end of its function, so that the
 generated file compiles without warnings.
@@ -34,7 +37,7 @@ def snippets():
         for match in BLOCK.finditer(text):
             directive = (match.group("directive") or "").strip()
             line = text[: match.start("body")].count("\n") + 1
-            if directive == "skip":
+            if directive == "skip" or directive.startswith("file "):
                 continue
             body = match.group("body").rstrip("\n").split("\n")
             imports = [l.split("//")[0].strip() for l in body if l.startswith("import ")]
@@ -89,10 +92,39 @@ def generate():
     return "\n".join(out)
 
 
+def copied_files(write):
+    """The blocks that show a whole source file: the ones that differ from their file (and, with
+    `write`, copies the file into them)."""
+    stale = []
+    for document in DOCUMENTS:
+        text = document.read_text()
+        changed = text
+        for match in reversed(list(BLOCK.finditer(text))):
+            directive = (match.group("directive") or "").strip()
+            if not directive.startswith("file "):
+                continue
+            source = ROOT / directive[len("file "):].strip()
+            wanted = source.read_text()
+            if match.group("body") != wanted:
+                stale.append(f"{document.relative_to(ROOT)} (the block of {source.relative_to(ROOT)})")
+                changed = changed[: match.start("body")] + wanted + changed[match.end("body"):]
+        if write and changed != text:
+            document.write_text(changed)
+    return stale
+
+
 def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else ""
+    if mode == "--check":
+        stale = copied_files(write=False)
+        if stale:
+            print("error: a block differs from the file it shows: " + ", ".join(stale) +
+                  "; run python3 Scripts/doc-snippets.py --write", file=sys.stderr)
+            return 1
     text = generate()
     if mode == "--write":
+        for copied in copied_files(write=True):
+            print(f"copied into {copied}")
         OUTPUT.parent.mkdir(parents=True, exist_ok=True)
         OUTPUT.write_text(text)
         print(f"wrote {OUTPUT.relative_to(ROOT)}")

@@ -104,9 +104,12 @@ struct QueueCommand: AsyncParsableCommand {
                 say("recovered \(url): \(describe(manager.downloadState(ofTask: url)))")
             }
             let events = manager.events()
-            let unfinished = manager.downloadList.flatMap { $0 }.filter {
-                manager.downloadState(ofTask: $0) != .finished
+            let all = manager.downloadList.flatMap { $0 }
+            // A rerun reports what earlier runs downloaded (and fetches none of it again).
+            for url in all where manager.downloadState(ofTask: url) == .finished {
+                say("finished \(url) -> \(manager.fileURL(ofTask: url)?.path ?? "?") (earlier)")
             }
+            let unfinished = all.filter { manager.downloadState(ofTask: $0) != .finished }
             guard !unfinished.isEmpty else {
                 say("nothing to download")
                 return
@@ -133,8 +136,8 @@ struct QueueCommand: AsyncParsableCommand {
                     say("progress \(url) \(received)\(total) bytes")
                 case .retrying(let url, let after, let reason):
                     say("retry \(url) after \(after): \(reason)")
-                case .finished(let url, let path):
-                    say("finished \(url) -> \(path)")
+                case .finished(let url, let file):
+                    say("finished \(url) -> \(file.path)")
                     remaining.remove(url)
                 case .failed(let url, let reason):
                     failures[url] = reason

@@ -212,8 +212,8 @@ final class GetSession: Sendable {
                     reporter.progress(item, received: received, expected: expected)
                 case .retrying(_, let after, let reason):
                     reporter.retrying(item, after: after, reason: reason)
-                case .finished(let url, let path):
-                    reporter.finished(item, path: path, size: fileSize(path), digest: verifiedDigest(of: url))
+                case .finished(let url, let file):
+                    reporter.finished(item, path: file.path, size: fileSize(file.path), digest: verifiedDigest(of: url))
                     statuses[index] = GetExitCode.success
                     remaining.remove(url)
                 case .failed(let url, let reason):

@@ -26,13 +26,15 @@ extension DownloadManager {
         return engine.fileDisplayName(ofTask: urlString)
     }
 
-    /// Progress in 0…1; -1 for an unknown task (SDE's `downloadProgress(ofTask:)`).
-    public func downloadProgress(ofTask urlString: String) -> Float { engine.downloadProgress(ofTask: urlString) }
+    /// Progress in 0…1; -1 for an unknown task (SDE's `downloadProgress(ofTask:)`, which
+    /// returned a `Float`). A `Double`, as a handle's ``DownloadTaskHandle/Progress/fractionCompleted``.
+    public func downloadProgress(ofTask urlString: String) -> Double { engine.downloadProgress(ofTask: urlString) }
 
     /// The file's size; -1 when unknown (SDE's `fileByteCount(ofTask:)`).
     public func fileByteCount(ofTask urlString: String) -> Int64 { engine.fileByteCount(ofTask: urlString) }
 
-    /// The finished file's path; nil unless finished and present (SDE's `filePath(ofTask:)`).
+    /// The finished file's path; nil unless finished and present (SDE's `filePath(ofTask:)`; the
+    /// rest of the API gives locations as file URLs: ``fileURL(ofTask:)``).
     public func filePath(ofTask urlString: String) -> String? { engine.filePath(ofTask: urlString) }
 
     /// The finished file's URL (SDE's `fileURL(ofTask:)`).
@@ -77,7 +79,7 @@ extension DownloadManager {
     }
 
     /// The progress of the task at a location; -1 when out of bounds.
-    public func downloadProgress(at indexPath: ListIndexPath, in list: DownloadListKey = .default) -> Float {
+    public func downloadProgress(at indexPath: ListIndexPath, in list: DownloadListKey = .default) -> Double {
         downloadURLString(at: indexPath, in: list).map(downloadProgress(ofTask:)) ?? -1
     }
 

@@ -129,8 +129,7 @@ public final class DownloadTaskHandle: Sendable {
             let handlers = state.withLock { $0.progress }
             let report = Progress(receivedBytes: received, expectedBytes: expected ?? -1)
             for handler in handlers { handler(report) }
-        case .finished(_, let path):
-            let url = URL(fileURLWithPath: path)
+        case .finished(_, let url):
             let (handlers, waiters) = state.withLock { state in
                 state.outcome = .success(url)
                 defer { state.waiters = [:] }

@@ -110,12 +110,13 @@ extension DownloadEngine {
     }
 
     /// Progress in 0…1: 1 when finished, 0 when the size is unknown, -1 for an unknown task.
-    public func downloadProgress(ofTask urlString: String) -> Float {
+    /// A `Double`, as every progress fraction in Peregrine (SDE's was a `Float`).
+    public func downloadProgress(ofTask urlString: String) -> Double {
         state.withLock { state in
             guard let entry = state.tasks[urlString] else { return -1 }
             if entry.machine.state == .finished { return 1 }
             guard let expected = entry.record.expectedLength, expected > 0 else { return 0 }
-            return Float(min(1, Double(entry.receivedBytes) / Double(expected)))
+            return min(1, Double(entry.receivedBytes) / Double(expected))
         }
     }
 

@@ -300,7 +300,7 @@ public final class DownloadEngine: Sendable {
             // Progress is throttled: its last report of a finished file says 100 %.
             let length = entry.record.expectedLength ?? entry.receivedBytes
             effects.events.append(.progress(key, receivedBytes: length, expectedBytes: length))
-            effects.events.append(.finished(key, path: path))
+            effects.events.append(.finished(key, file: URL(filePath: path, directoryHint: .notDirectory)))
         case .fail(let reason): effects.events.append(.failed(key, reason))
         case .deleteFile: effects.events.append(.fileDeleted(key))
         case .delete: effects.events.append(.deleted(key))

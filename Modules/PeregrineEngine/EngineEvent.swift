@@ -1,5 +1,11 @@
 import PeregrineCore
 
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
 /// Something that happened in a ``DownloadEngine``, for modern code: see
 /// ``DownloadEngine/events()``.
 public enum EngineEvent: Sendable, Hashable {
@@ -16,8 +22,9 @@ public enum EngineEvent: Sendable, Hashable {
     case paused(String)
     /// A task stopped: `stopped` with a resume record, or `pending` without one.
     case stopped(String)
-    /// A task finished; its file is at `path`.
-    case finished(String, path: String)
+    /// A task finished; its file is at `file`, a file URL (every location in the API is one;
+    /// `file.path` is the path).
+    case finished(String, file: URL)
     /// A task failed.
     case failed(String, FailureReason)
     /// A transfer of a task failed and the retry policy waits `after` (on the engine's clock)

@@ -93,7 +93,7 @@ func snippetGettingstartedLine105() async throws {
     // Modern: every task event and list change, in order.
     for await event in manager.events() {
         switch event {
-        case .task(.finished(let url, let path)): print(url, "→", path)
+        case .task(.finished(let url, let file)): print(url, "→", file.path)
         case .listChanged(_, let change): print(change.insertedItems, change.deletedItems)  // animate rows
         default: break
         }
@@ -101,21 +101,8 @@ func snippetGettingstartedLine105() async throws {
     _ = (manager, rows, file, outcomes)
 }
 
-// Docs/GettingStarted.md:165
-func snippetGettingstartedLine165() async throws {
-    let tmp = NSTemporaryDirectory()
-    let server = MockServer()
-    let store = InMemoryTaskStore()
-    let manager = try DownloadManager(
-        identifier: "test",
-        configuration: .init(downloadDirectory: tmp + "/dl", stateDirectory: tmp,
-                             transport: MockTransport(server: server, mode: .manual),
-                             storeFactory: { _, _ in store }))
-    _ = (tmp, server, store, manager)
-}
-
-// Docs/GettingStarted.md:193
-func snippetGettingstartedLine193() async throws {
+// Docs/GettingStarted.md:185
+func snippetGettingstartedLine185() async throws {
     let stateDirectory = "/tmp/state"
     let downloadDirectory = "/tmp/downloads"
 
@@ -129,8 +116,8 @@ func snippetGettingstartedLine193() async throws {
     _ = (stateDirectory, downloadDirectory, store, queue)
 }
 
-// Docs/GettingStarted.md:213
-func snippetGettingstartedLine213() async throws {
+// Docs/GettingStarted.md:205
+func snippetGettingstartedLine205() async throws {
     let transport = CurlTransport()                 // one thread, shared by every transfer
     let request = try TransferRequest(url: "https://example.org/a.iso")
     let sink = try FileSink(path: "/srv/downloads/.a.iso.part")
@@ -149,8 +136,8 @@ func snippetGettingstartedLine213() async throws {
     _ = (transport, request, sink)
 }
 
-// Docs/GettingStarted.md:238
-func snippetGettingstartedLine238() async throws {
+// Docs/GettingStarted.md:230
+func snippetGettingstartedLine230() async throws {
     let transport = CurlTransport()
     let request = try TransferRequest(url: "https://example.org/a.iso")
     let sink = MemorySink()
@@ -166,8 +153,8 @@ func snippetGettingstartedLine238() async throws {
     _ = (transport, request, sink, id, events)
 }
 
-// Docs/GettingStarted.md:256
-func snippetGettingstartedLine256() async throws {
+// Docs/GettingStarted.md:248
+func snippetGettingstartedLine248() async throws {
     var request = try TransferRequest(url: "https://example.org/a.iso")
     request.trust = .customCA(path: "/etc/my-ca.pem")                       // instead of the system CAs
     request.trust = .pinnedPublicKeys(["base64-sha256-of-spki="])          // plus pinning
@@ -179,8 +166,8 @@ func snippetGettingstartedLine256() async throws {
     _ = request
 }
 
-// Docs/GettingStarted.md:274
-func snippetGettingstartedLine274() async throws {
+// Docs/GettingStarted.md:266
+func snippetGettingstartedLine266() async throws {
     let server = MockServer()
     server.setRoute(.file(.generated(seed: 42, count: 5_000_000), entityTag: .fixed("\"v1\"")), for: "/f.bin")
     server.setRoute(.redirect(302, to: "/f.bin"), for: "/latest")

@@ -40,7 +40,8 @@ struct ChecksumTaskVerifierTests {
         let half = 123_457
         try Data(Self.bytes[..<half]).write(to: URL(fileURLWithPath: path))
         let expected = try Checksum(.sha256, digest: StreamingHasher.digest(.sha256, of: Self.bytes))
-        let verifier = ChecksumTaskVerifier(options: .init(bufferCapacity: 10_000, bufferCount: 2), digests: OpenSSLDigests())
+        let verifier = ChecksumTaskVerifier(
+            options: .init(bufferCapacity: 10_000, bufferCount: 2), digests: OpenSSLDigests())
         let context = try Self.context(path, checksum: expected.description, startOffset: Int64(half))
         let wrapped = verifier.sink(wrapping: DiscardingSink(), for: context)
         let hashing = try #require(wrapped as? HashingSink)

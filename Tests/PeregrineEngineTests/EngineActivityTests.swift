@@ -95,7 +95,7 @@ struct EngineActivityTests {
                 .started(url, offset: 50_000), .progress(url, receivedBytes: 60_000, expectedBytes: 200_000),
                 // Progress is throttled; its last report of a finished file says 100 %.
                 .progress(url, receivedBytes: 200_000, expectedBytes: 200_000),
-                .finished(url, path: h.downloads + "/e.bin"),
+                .finished(url, file: URL(filePath: h.downloads + "/e.bin")),
             ])
     }
 

@@ -83,7 +83,7 @@ struct EngineAddingTests {
         let events = await h.recorder.wait(for: url, count: 4)
         #expect(events.first == .added(url))
         #expect(events.dropFirst().first == .started(url, offset: 0))
-        #expect(events.last == .finished(url, path: h.downloads + "/a.bin"))
+        #expect(events.last == .finished(url, file: URL(filePath: h.downloads + "/a.bin")))
     }
 
     @Test func anEmptyFileFinishesWithAnEmptyFile() throws {

@@ -67,7 +67,8 @@ struct EngineNginxVerificationTests {
         let engine = try DownloadEngine(
             transport: transport,
             configuration: .init(
-                directory: scratch.path("downloads"), digests: OpenSSLDigests(), verificationRetry: .init(maxAttempts: 2)))
+                directory: scratch.path("downloads"), digests: OpenSSLDigests(),
+                verificationRetry: .init(maxAttempts: 2)))
         let recorder = EventRecorder(engine)
 
         let url = server.httpURL("/c.bin")

@@ -117,7 +117,9 @@ struct EngineVerificationTests {
         #expect(h.engine.task(url)?.mismatchCount == 2, "two mismatches before the match")
         #expect(h.ranges("/flaky.bin") == ["- -", "- -", "- -"], "every retry starts from zero")
         #expect(h.files == ["flaky.bin"])
-        let events = await h.recorder.wait { $0.contains(.finished(url, path: h.downloads + "/flaky.bin")) }
+        let events = await h.recorder.wait {
+            $0.contains(.finished(url, file: URL(filePath: h.downloads + "/flaky.bin")))
+        }
         let starts = events.filter { if case .started(url, 0) = $0 { true } else { false } }
         #expect(starts.count == 3)
     }

@@ -76,6 +76,14 @@ import Testing
 
         let listed = try await ChildProcess.run(tool, ["--state", state.path, "list"])
         #expect(listed.text.hasPrefix("finished\t\(url)"))
+
+        // Third run, with the server gone: it fetches nothing, still names the file, succeeds.
+        server.stop()
+        let third = try await ChildProcess.run(tool, ["--state", state.path, "run"], allowFailure: true)
+        #expect(third.status == 0, "third run failed: \(third.text) \(third.errorText)")
+        #expect(third.text.contains("finished \(url) -> \(downloads)/big.bin (earlier)"))
+        #expect(third.text.contains("nothing to download"))
+        #expect(try await Self.sha256(of: downloads + "/big.bin") == expected)
     }
 
     /// Issue 4's crash test: a queue of six downloads run and killed with SIGKILL at random
