@@ -5,7 +5,10 @@ headless Chromium and measures
 - the first full render: from the navigation's start to the second animation frame after the
   rows were put in the page (so the frame with them was produced), from the page's own
   Performance marks; with the parts: the list request, its answer, the DOM work; measured on
-  the page opened a second time in the browser (warm), and on the browser's first page (cold);
+  the page opened a second time in the browser (warm), and on the browser's first page (cold).
+  The page asks for its first screenfuls of rows (with every section's count, so the list has
+  its full height), then for the whole list: the first render is the frame with the first
+  answer's rows, and *whole list* the frame after the second answer;
 - the longest main-thread task while the service's downloads update, over a window of
   --seconds: from Chromium's trace (every task the renderer's main thread ran, not only ours),
   wall and the thread's own CPU time (a shared machine preempts it), plus the `longtask` entries of a PerformanceObserver (tasks over 50 ms, the API's floor) and
@@ -69,7 +72,7 @@ def main():
         load = driver.execute_script("""
             const m = window.peregrineMetrics;
             return { firstRender: m.firstRender, listRequested: m.listRequested, listReceived: m.listReceived,
-                     painted: m.painted, listBytes: m.listBytes,
+                     painted: m.painted, listBytes: m.listBytes, firstBytes: m.firstBytes, wholeList: m.wholeList,
                      rows: document.getElementById('list-scroller').getAttribute('aria-rowcount') };
         """)
         if int(load["rows"]) < arguments.rows:
@@ -95,6 +98,8 @@ def main():
         "list_answer_ms": round(load["listReceived"] - load["listRequested"], 1),
         "dom_ms": round(load["painted"] - load["listReceived"], 1),
         "list_bytes": load["listBytes"],
+        "first_bytes": load["firstBytes"],
+        "whole_list_ms": round(load["wholeList"], 1),
         "rows": int(load["rows"]),
         "window_s": arguments.seconds,
         "active_shown": window["active"],

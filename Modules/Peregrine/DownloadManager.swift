@@ -485,6 +485,10 @@ public final class DownloadManager: Sendable {
 
     /// Every event from now on — task events and list changes — in the order they happened. Each
     /// call returns a new sequence that buffers without bound: iterate it or let it go.
+    ///
+    /// The sequence is iterated on whatever executor the awaiting task runs on, independently of
+    /// the threads that run handle closures (``DownloadTaskHandle``): the two see the same events
+    /// in the same order each, but output printed from both may interleave.
     public func events() -> AsyncStream<DownloadManagerEvent> { core.broadcaster.subscribe() }
 
     // MARK: Saving

@@ -19,7 +19,7 @@ extension RPCDispatcher {
     func dispatchDashboard(_ method: String, _ params: RPCParameters) throws(RPCError) -> JSONValue {
         switch method {
         case "peregrine.lists": return .array(manager.listsForDashboard.map { .string($0.rawValue) })
-        case "peregrine.listView": return listView(try listKey(params, at: 0))
+        case "peregrine.listView": return listView(try listKey(params, at: 0), rows: try rowLimit(params, at: 1))
         case "peregrine.listRevision": return .integer(listRevision.current)
         case "peregrine.setSort": return try setSort(params)
         case "peregrine.setSectioning": return try setSectioning(params)
@@ -46,28 +46,51 @@ extension RPCDispatcher {
         return key
     }
 
+    /// An optional limit of rows (absent: every row); a negative one or one that is not an
+    /// integer is refused.
+    private func rowLimit(_ params: RPCParameters, at index: Int) throws(RPCError) -> Int? {
+        guard params[index] != nil else { return nil }
+        let limit = try params.integer(index)
+        guard limit >= 0 else { throw RPCError("The row limit must not be negative.") }
+        return limit
+    }
+
     // MARK: Reading
 
     /// The fields of a row of `peregrine.listView`, in their order.
     static let rowFields: [JSONValue] = ["gid", "name", "status", "total", "done", "kind", "speed"]
 
-    /// `peregrine.listView([list])`: the list as the model has it, every row with what the
-    /// dashboard shows — `{list, revision, sortType, sortOrder, sectioning: {addTime, fileSize,
-    /// fileNameIndex}, fields, sections: [{title, downloads: [[gid, name, status, total, done,
-    /// kind, speed]]}]}`. A row is an array in the order of `fields` (a third of the serializing
-    /// work of an object with 10,000 rows); numbers are JSON numbers. URLs are left out (the
-    /// longest strings of a row, shown only on demand: `aria2.getUris`).
-    func listView(_ key: DownloadListKey) -> JSONValue {
+    /// `peregrine.listView([list[, rows]])`: the list as the model has it, every row with what
+    /// the dashboard shows — `{list, revision, complete, sortType, sortOrder, sectioning:
+    /// {addTime, fileSize, fileNameIndex}, fields, sections: [{title, count, downloads: [[gid,
+    /// name, status, total, done, kind, speed]]}]}`. A row is an array in the order of `fields`
+    /// (a third of the serializing work of an object with 10,000 rows); numbers are JSON
+    /// numbers. URLs are left out (the longest strings of a row, shown only on demand:
+    /// `aria2.getUris`).
+    ///
+    /// With `rows`, only the first that many rows of the list (in section order) are given;
+    /// every section still has its `count`, and `complete` is false when rows were left out.
+    /// The dashboard asks for a screenful so, then for the rest: its first frame does not wait
+    /// for 10,000 rows.
+    func listView(_ key: DownloadListKey, rows limit: Int? = nil) -> JSONValue {
         let revision = listRevision.current
         let list = manager.list(key)
         var sections: [JSONValue] = []
         sections.reserveCapacity(list.sectionCount)
+        var budget = limit ?? Int.max
+        var complete = true
         for (index, urls) in list.downloadList.enumerated() {
             let title = index < list.sectionTitles.count ? list.sectionTitles[index] : ""
-            sections.append(["title": .string(title), "downloads": .array(urls.map { .array(row(url: $0, in: list)) })])
+            let given = urls.prefix(budget)
+            budget -= given.count
+            if given.count < urls.count { complete = false }
+            sections.append([
+                "title": .string(title), "count": .integer(Int64(urls.count)),
+                "downloads": .array(given.map { .array(row(url: $0, in: list)) }),
+            ])
         }
         return [
-            "list": .string(key.rawValue), "revision": .integer(revision),
+            "list": .string(key.rawValue), "revision": .integer(revision), "complete": .bool(complete),
             "sortType": .string(list.sortType.rawValue), "sortOrder": .string(list.sortOrder.rawValue),
             "sectioning": [
                 "addTime": .bool(list.sectioning.contains(.addTime)),

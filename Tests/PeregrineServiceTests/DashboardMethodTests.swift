@@ -50,6 +50,18 @@ import Testing
             let indexed = try #require(try await rig.result("peregrine.listView") as? [String: Any])
             let titles = (indexed["sections"] as? [[String: Any]])?.compactMap { $0["title"] as? String }
             #expect(titles == ["C", "B", "A"])
+            #expect(indexed["complete"] as? Bool == true)
+
+            // The first rows only (the dashboard's first screenful): every section keeps its count.
+            let firstTwo = try #require(try await rig.result("peregrine.listView", "\"\", 2") as? [String: Any])
+            let partial = try #require(firstTwo["sections"] as? [[String: Any]])
+            #expect(partial.map { $0["count"] as? Int } == [1, 1, 1])
+            #expect(partial.map { ($0["downloads"] as? [[Any]])?.count } == [1, 1, 0])
+            #expect(firstTwo["complete"] as? Bool == false)
+            let allThree = try #require(try await rig.result("peregrine.listView", "\"\", 3") as? [String: Any])
+            #expect(allThree["complete"] as? Bool == true)
+            #expect(try await rig.error("peregrine.listView", "\"\", -1").message.contains("must not be negative"))
+            #expect(try await rig.error("peregrine.listView", "\"\", \"2\"").message.contains("wrong type"))
             #expect(
                 try await rig.error("peregrine.setSectioning", "{\"fileSize\": 1}").message.contains("true or false"))
             #expect(try await rig.error("peregrine.setSort", "\"bySomething\"").message.contains("Unknown sort type"))

@@ -279,6 +279,15 @@ function loadList() {
   }
   state.loading = attempt(async () => {
     const list = state.list;
+    if (!state.firstRender) {
+      // The first frame waits for a few screenfuls only (every section's count comes with
+      // them, so the list has its full height); the rest of the rows follow at once.
+      const screenful = Math.ceil(Math.max(listView.viewHeight, 1080) / ROW_HEIGHT);
+      const head = await fetchView(state.client, list, 4 * screenful);
+      if (list !== state.list) return;
+      applyView(head);
+      if (head.complete) return;
+    }
     const view = await fetchView(state.client, list);
     if (list === state.list) applyView(view);
   }).finally(() => {
@@ -291,21 +300,27 @@ function loadList() {
   return state.loading;
 }
 
-/** `peregrine.listView(list)`, read as text first (the first time, timed for P11). */
-async function fetchView(client, list) {
+/**
+ * `peregrine.listView(list[, rows])`, read as text first (the first time, timed for P11); with
+ * `rows`, only the list's first rows (and every section's count).
+ */
+async function fetchView(client, list, rows) {
   const first = metrics.listRequested === undefined;
   if (first) metrics.listRequested = performance.now();
   const response = await fetch('/jsonrpc', {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'peregrine.listView', params: client.withToken([list]) }),
+    body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'peregrine.listView', params: client.withToken(rows === undefined ? [list] : [list, rows]) }),
     cache: 'no-store',
     credentials: 'omit',
   }).catch((error) => {
     throw new RPCError(0, `The service cannot be reached (${error.message}).`);
   });
   const text = await response.text();
-  if (first) metrics.listReceived = performance.now();
+  if (first) {
+    metrics.listReceived = performance.now();
+    metrics.firstBytes = text.length;
+  }
   metrics.listBytes = text.length;
   let answer;
   try {
@@ -324,10 +339,12 @@ function applyView(view) {
   const items = [];
   const rows = new Map();
   const active = new Set();
+  let total = 0;
   view.sections.forEach((section, sectionIndex) => {
     const showHeader = view.sections.length > 1 || section.title !== '' || view.sortType === 'manual';
+    const count = section.count ?? section.downloads.length;
     if (showHeader) {
-      items.push({ header: true, section: sectionIndex, title: section.title, count: section.downloads.length });
+      items.push({ header: true, section: sectionIndex, title: section.title, count });
     }
     section.downloads.forEach((object, item) => {
       const row = rowFrom(object);
@@ -335,6 +352,11 @@ function applyView(view) {
       if (row.status === 'active') active.add(row.gid);
       items.push({ gid: row.gid, section: sectionIndex, item });
     });
+    // Rows a partial view left out: placeholders until the whole list comes.
+    for (let item = section.downloads.length; item < count; item += 1) {
+      items.push({ placeholder: true, section: sectionIndex, item });
+    }
+    total += count;
   });
   state.items = items;
   state.rows = rows;
@@ -345,7 +367,7 @@ function applyView(view) {
   }
   state.focus = Math.min(state.focus, Math.max(0, items.length - 1));
   renderToolbar();
-  const count = rows.size;
+  const count = total;
   $('list-summary').textContent =
     `${count} download${count === 1 ? '' : 's'} in ${view.sections.length} section${view.sections.length === 1 ? '' : 's'}`;
   listView.setCount(items.length);
@@ -358,6 +380,15 @@ function applyView(view) {
       requestAnimationFrame(() => {
         metrics.firstRender = performance.now();
         performance.mark('peregrine-first-render');
+      }),
+    );
+  }
+  if (view.complete !== false && metrics.wholeList === undefined) {
+    metrics.wholeListPainted = performance.now();
+    requestAnimationFrame(() =>
+      requestAnimationFrame(() => {
+        metrics.wholeList = performance.now();
+        // Ready (for tests and P11) once every row is in, not only the first screenfuls.
         document.body.dataset.ready = 'true';
       }),
     );
@@ -579,6 +610,15 @@ function renderListElement(element, index) {
     return;
   }
   becomeRow(element, false);
+  setFlag(refs, 'placeholder', (on) => {
+    element.classList.toggle('placeholder-row', on);
+    refs.actions.hidden = on;
+  }, Boolean(item.placeholder));
+  if (item.placeholder) {
+    delete element.dataset.gid;
+    renderRow(refs, PLACEHOLDER_ROW);
+    return;
+  }
   const row = state.rows.get(item.gid);
   element.dataset.gid = item.gid;
   element.dataset.section = String(item.section);
@@ -619,6 +659,9 @@ const STATUS_TITLES = {
   removed: 'In the trash',
 };
 
+/** What a row shows until a partial view's left-out rows come: no name, no thumbnail. */
+const PLACEHOLDER_ROW = { gid: '', name: '…', status: '', total: 0, done: 0, kind: 'Other', speed: 0 };
+
 function renderRow(refs, row) {
   setText(refs, 'name', refs.name, row.name);
   if (refs.shown.url !== row.url) {
@@ -636,7 +679,7 @@ function renderRow(refs, row) {
   const fraction = row.status === 'complete' ? 1 : row.total > 0 ? Math.min(1, row.done / row.total) : 0;
   setFlag(refs, 'fill', (value) => (refs.fill.style.transform = `scaleX(${value})`), fraction);
   setFlag(refs, 'done', (on) => refs.bar.classList.toggle('done', on), row.status === 'complete');
-  const thumbnail = thumbnailFor(row);
+  const thumbnail = row.gid ? thumbnailFor(row) : null;
   setFlag(refs, 'thumbnail', (source) => {
     refs.image.hidden = !source;
     refs.kind.hidden = Boolean(source);
@@ -724,7 +767,7 @@ $('trash-scroller').addEventListener('click', (event) => {
 });
 
 async function perform(action, item, anchor) {
-  if (!item) return;
+  if (!item || item.placeholder) return;
   const client = state.client;
   if (item.header) {
     if (action === 'rename') {
@@ -968,6 +1011,8 @@ async function moveTo(item, to) {
 }
 
 async function moveByKeyboard(item, delta) {
+  // Moves need every row's place: not while only the first rows have come.
+  if (state.view.complete === false || item.placeholder) return;
   const sections = state.view.sections;
   let to;
   if (delta < 0) {
@@ -987,7 +1032,7 @@ $('list-scroller').addEventListener('pointerdown', (event) => {
   if (!handle || handle.hidden || event.button !== 0) return;
   const element = handle.closest('[data-index]');
   const item = state.items[Number(element.dataset.index)];
-  if (!item || item.header) return;
+  if (!item || item.header || item.placeholder || state.view.complete === false) return;
   event.preventDefault();
   element.classList.add('dragging');
   state.dragging = { item, element, target: null, pointer: event.pointerId };
