@@ -116,6 +116,13 @@ struct GetCommand: AsyncParsableCommand {
             "Never split a file into pieces smaller than this: 1M, 512k (at least 64k).", valueName: "size"))
     var minSplitSize = "1M"
 
+    @Option(
+        name: .customLong("file-allocation"),
+        help: ArgumentHelp(
+            "falloc: reserve a file's blocks when it starts, so a full disk fails it at once (the default); none: do not.",
+            valueName: "method"))
+    var fileAllocation = "falloc"
+
     @Option(name: [.customShort("x"), .customLong("proxy")], help: "Use this proxy: http://[user:pass@]host:port.")
     var proxy: String?
 
@@ -198,6 +205,9 @@ struct GetCommand: AsyncParsableCommand {
         }
         guard let size = RateParser.bytesPerSecond(minSplitSize), size >= Segmentation.smallestSegmentSize else {
             throw ValidationError("--min-split-size takes a size of at least 64k, like 1M or 512k, not \(minSplitSize)")
+        }
+        guard ["falloc", "none"].contains(fileAllocation) else {
+            throw ValidationError("--file-allocation takes falloc or none, not \(fileAllocation)")
         }
         if let limitRate, RateParser.bytesPerSecond(limitRate) == nil {
             throw ValidationError("--limit-rate takes bytes per second, like 500k, 2M or 1048576, not \(limitRate)")

@@ -112,6 +112,7 @@ final class GetSession: Sendable {
             verificationRetry: VerificationRetryPolicy(
                 maxAttempts: 1, mismatchedFile: command.deleteMismatched ? .delete : .keepAside))
         configuration.isTrashOpened = false
+        configuration.preallocatesFiles = command.fileAllocation == "falloc"
         configuration.segmentation = Segmentation(
             maxConnectionsPerTask: command.split,
             minimumSegmentSize: RateParser.bytesPerSecond(command.minSplitSize) ?? Segmentation().minimumSegmentSize)

@@ -191,7 +191,7 @@ public final class DownloadManager: Sendable {
             thumbnailer = Thumbnailer(configuration: thumbnailConfiguration)
         #endif
 
-        let engineConfiguration = DownloadEngine.Configuration(
+        var engineConfiguration = DownloadEngine.Configuration(
             directory: configuration.resolvedDownloadDirectory(for: identifier), maxDownloadCount: maxCount,
             pauseDownloadBySuspendingSessionTask: configuration.pauseDownloadBySuspendingSessionTask,
             downloadNewFileImmediately: configuration.downloadNewFileImmediately,
@@ -202,6 +202,7 @@ public final class DownloadManager: Sendable {
             fileKindClassifier: configuration.classifier.classify, logger: configuration.logger,
             verifiesChecksums: configuration.verifiesChecksums, verificationRetry: configuration.verificationRetry,
             segmentation: configuration.segmentation)
+        engineConfiguration.preallocatesFiles = configuration.preallocatesFiles
         do {
             engine = try DownloadEngine(
                 transport: configuration.transport ?? CurlTransport(), configuration: engineConfiguration)

@@ -81,6 +81,9 @@ extension DownloadManager {
         public var verificationRetry: VerificationRetryPolicy
         /// How many connections one task may use (aria2's `--split`); 1 by default.
         public var segmentation: Segmentation
+        /// Whether a download's blocks are reserved for its whole length when it starts
+        /// (`fallocate`; see `DownloadEngine.Configuration.preallocatesFiles`). On by default.
+        public var preallocatesFiles = true
 
         /// A configuration with SDE's defaults, state under `StoreConfiguration.defaultRootDirectory`.
         public init(

@@ -60,6 +60,7 @@ extension DownloadEngine {
             ) { [weak self] event in
                 self?.handle(event, of: attempt)
             }
+            transfer.primary.file.preallocates = configuration.preallocatesFiles
             attempt.sink = transfer.primary.file
             attempt.transferSink = transfer.primary.file
             attempt.willStart(transfer)
@@ -67,6 +68,7 @@ extension DownloadEngine {
             return
         }
         let sink = TemporaryFileSink(path: attempt.temporaryPath, startOffset: attempt.startOffset)
+        sink.preallocates = configuration.preallocatesFiles
         let transferSink = verifier?.sink(wrapping: sink, for: attempt.context) ?? sink
         attempt.sink = sink
         attempt.transferSink = transferSink

@@ -1,6 +1,6 @@
 import Logging
-import PeregrineCore
 import PeregrineChecksums
+import PeregrineCore
 
 extension DownloadEngine {
     /// How an engine works. The options SDEDownloadManager lets an app change at any time
@@ -29,6 +29,11 @@ extension DownloadEngine {
         public var progressInterval: Duration
         /// How many connections a task may use (1 by default: no splitting).
         public var segmentation: Segmentation
+        /// Whether a download's file has its blocks reserved for the whole expected length when
+        /// its first bytes arrive (`fallocate`, aria2's `--file-allocation=falloc`): a full disk
+        /// then fails the download at its start, and a later write cannot run out of space. The
+        /// file's size still grows with what is written. On by default.
+        public var preallocatesFiles = true
         /// How often activity tracking samples: once a second.
         public var activityInterval: Duration
         /// The span over which the speed for remaining times is averaged: 10 s.

@@ -172,6 +172,20 @@ public final class FileSink: TransferSink, @unchecked Sendable {
         return highestOffset
     }
 
+    /// Reserves the file's blocks up to `length` (`fallocate` with `FALLOC_FL_KEEP_SIZE`: the
+    /// file's size stays what was written), so that writes below it cannot run out of space.
+    /// A file system that cannot reserve (`EOPNOTSUPP`) is left as it is.
+    ///
+    /// - Throws: ``SinkWriteError`` with `ENOSPC` when the space is not there.
+    public func reserve(upTo length: Int64) throws(SinkWriteError) {
+        guard length > 0, let fallocate = Fallocate.function else { return }
+        // 1 = FALLOC_FL_KEEP_SIZE
+        guard fallocate(descriptor, 1, 0, length) != 0 else { return }
+        let code = errno
+        if code == EOPNOTSUPP || code == ENOSYS { return }
+        throw Self.error(code, "fallocate", path)
+    }
+
     /// Flushes and closes the file. Further writes fail with `EBADF`.
     public func close() throws(SinkWriteError) {
         guard descriptor >= 0 else { return }
@@ -328,6 +342,24 @@ public final class FileSink: TransferSink, @unchecked Sendable {
         private let linuxODirect: Int32 = 0o40000
     #endif
 #endif
+
+/// The C library's `fallocate(2)`, which Swift's Glibc module does not import (glibc declares
+/// it under `_GNU_SOURCE` only): looked up once by name; nil where there is none.
+private enum Fallocate {
+    typealias Function = @convention(c) (Int32, Int32, Int64, Int64) -> Int32
+
+    struct Box: @unchecked Sendable { let function: Function? }
+
+    static let box: Box = {
+        guard let process = dlopen(nil, RTLD_NOW) else { return Box(function: nil) }
+        guard let symbol = dlsym(process, "fallocate64") ?? dlsym(process, "fallocate") else {
+            return Box(function: nil)
+        }
+        return Box(function: unsafeBitCast(symbol, to: Function.self))
+    }()
+
+    static var function: Function? { box.function }
+}
 
 @inline(__always)
 private func systemClose(_ fd: Int32) -> Int32 {

@@ -19,6 +19,9 @@ final class TemporaryFileSink: TransferSink, @unchecked Sendable {
     /// The bytes this transfer expects to write, from the response head: a small file gets
     /// buffers of its size instead of two 2 MiB ones (P2: thousands of 16 KiB files).
     var expectedByteCount: Int64?
+    /// Whether opening the file reserves its blocks up to the expected end (see
+    /// ``FileSink/reserve(upTo:)``), so that a full disk fails the download at its start.
+    var preallocates = false
 
     init(path: String, startOffset: Int64, truncates: Bool = true) {
         self.path = path
@@ -39,6 +42,9 @@ final class TemporaryFileSink: TransferSink, @unchecked Sendable {
             let opened = try FileSink(
                 path: path, mode: startOffset > 0 || !truncates ? .keepExisting : .truncate, options: options)
             file = opened
+            if preallocates, let expected = expectedByteCount, expected > 0 {
+                try opened.reserve(upTo: startOffset + expected)
+            }
             try opened.write(bytes, at: offset)
             return
         }

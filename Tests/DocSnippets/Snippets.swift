@@ -65,8 +65,8 @@ func snippetReadmeLine146() async throws {
     _ = (server, transport)
 }
 
-// Docs/GettingStarted.md:105
-func snippetGettingstartedLine105() async throws {
+// Docs/GettingStarted.md:107
+func snippetGettingstartedLine107() async throws {
     let manager = try DownloadManager.manager(identifier: "main")   // same instance per identifier
     manager.maxDownloadCount = 3                                     // the rest wait, in list order
     manager.isTrashOpened = true                                     // deleting goes to the trash first
@@ -101,8 +101,8 @@ func snippetGettingstartedLine105() async throws {
     _ = (manager, rows, file, outcomes)
 }
 
-// Docs/GettingStarted.md:185
-func snippetGettingstartedLine185() async throws {
+// Docs/GettingStarted.md:187
+func snippetGettingstartedLine187() async throws {
     let stateDirectory = "/tmp/state"
     let downloadDirectory = "/tmp/downloads"
 
@@ -116,8 +116,8 @@ func snippetGettingstartedLine185() async throws {
     _ = (stateDirectory, downloadDirectory, store, queue)
 }
 
-// Docs/GettingStarted.md:205
-func snippetGettingstartedLine205() async throws {
+// Docs/GettingStarted.md:207
+func snippetGettingstartedLine207() async throws {
     let transport = CurlTransport()                 // one thread, shared by every transfer
     let request = try TransferRequest(url: "https://example.org/a.iso")
     let sink = try FileSink(path: "/srv/downloads/.a.iso.part")
@@ -136,8 +136,8 @@ func snippetGettingstartedLine205() async throws {
     _ = (transport, request, sink)
 }
 
-// Docs/GettingStarted.md:230
-func snippetGettingstartedLine230() async throws {
+// Docs/GettingStarted.md:232
+func snippetGettingstartedLine232() async throws {
     let transport = CurlTransport()
     let request = try TransferRequest(url: "https://example.org/a.iso")
     let sink = MemorySink()
@@ -153,8 +153,8 @@ func snippetGettingstartedLine230() async throws {
     _ = (transport, request, sink, id, events)
 }
 
-// Docs/GettingStarted.md:248
-func snippetGettingstartedLine248() async throws {
+// Docs/GettingStarted.md:250
+func snippetGettingstartedLine250() async throws {
     var request = try TransferRequest(url: "https://example.org/a.iso")
     request.trust = .customCA(path: "/etc/my-ca.pem")                       // instead of the system CAs
     request.trust = .pinnedPublicKeys(["base64-sha256-of-spki="])          // plus pinning
@@ -166,8 +166,8 @@ func snippetGettingstartedLine248() async throws {
     _ = request
 }
 
-// Docs/GettingStarted.md:266
-func snippetGettingstartedLine266() async throws {
+// Docs/GettingStarted.md:268
+func snippetGettingstartedLine268() async throws {
     let server = MockServer()
     server.setRoute(.file(.generated(seed: 42, count: 5_000_000), entityTag: .fixed("\"v1\"")), for: "/f.bin")
     server.setRoute(.redirect(302, to: "/f.bin"), for: "/latest")

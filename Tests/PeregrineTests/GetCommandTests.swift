@@ -325,6 +325,7 @@ import Testing
             (["--limit-rate", "fast"], "--limit-rate"), (["--retry", "-1"], "--retry"),
             (["-H", "NoColon"], "--header"),
             (["-i", "/nonexistent/list"], "--input-file"), (["--timeout", "0"], "--timeout"),
+            (["--file-allocation", "prealloc"], "--file-allocation"),
         ]
         for (flags, name) in badFlags {
             let output = try await rig.get(flags + [url])
@@ -335,11 +336,15 @@ import Testing
 }
 
 /// A real small file system filled during downloads (a tmpfs mounted by the test; it needs root,
-/// as CI has): a file that cannot fit fails before its first byte, downloads that fill the disk
-/// fail with the disk-full status and say so, the others finish with the right bytes, and the
-/// store — on the same full disk — loads again.
+/// as CI has): a file that cannot fit fails before its first byte, a download whose blocks cannot
+/// be reserved beside another's fails at its start with the disk-full status and says so, the
+/// others finish with the right bytes, and the store — on the same full disk — loads again.
 @Suite struct FullDiskTests {
-    @Test func aFullDiskFailsOnlyTheDownloadsThatMeetIt() async throws {
+    /// With `--file-allocation none` the two files that fit alone both start and run out of space
+    /// as they write; with `falloc` (the default) the first to start reserves its blocks, so it
+    /// finishes and the other fails at its start.
+    @Test(arguments: ["none", "falloc"])
+    func aFullDiskFailsOnlyTheDownloadsThatMeetIt(allocation: String) async throws {
         guard getuid() == 0 else {
             // Mounting needs root; CI runs as root, so there this test always runs.
             print("skipped: mounting a tmpfs needs root")
@@ -350,8 +355,8 @@ import Testing
         let small = try rig.serve("/a.bin", count: 300_000, seed: 21)
         let other = try rig.serve("/c.bin", count: 200_000, seed: 22)
         try rig.serve("/slow/big.bin", count: 12 << 20, seed: 23)
-        try rig.serve("/slow/m1.bin", count: 5 << 19, seed: 24)
-        try rig.serve("/slow/m2.bin", count: 5 << 19, seed: 25)
+        let m1 = try rig.serve("/slow/m1.bin", count: 5 << 19, seed: 24)
+        let m2 = try rig.serve("/slow/m2.bin", count: 5 << 19, seed: 25)
         let mount = rig.scratch.path("tmpfs")
         try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
         let mounted = try await ChildProcess.run("/bin/mount", ["-t", "tmpfs", "-o", "size=4m", "tmpfs", mount])
@@ -368,16 +373,37 @@ import Testing
         // files each fit on their own, not together.
         let arguments = [
             "get", "-o", mount + "/downloads", "--state-dir", mount + "/state", "--quiet", "--retry", "0", "-j", "5",
-            rig.server.httpURL("/a.bin"), rig.server.httpURL("/c.bin"), rig.server.httpURL("/slow/big.bin"),
+            "--file-allocation", allocation, rig.server.httpURL("/a.bin"), rig.server.httpURL("/c.bin"),
+            rig.server.httpURL("/slow/big.bin"),
             rig.server.httpURL("/slow/m1.bin"), rig.server.httpURL("/slow/m2.bin"),
         ]
         let first = try await ChildProcess.run(rig.tool, arguments, allowFailure: true)
         #expect(first.status == 8, "\(first.text) \(first.errorText)")
         let lines = first.errorText.split(separator: "\n")
         #expect(lines.contains { $0.contains("big.bin") && $0.contains("not enough free space") }, "\(first.errorText)")
-        #expect(lines.contains { $0.contains("m") && $0.contains("No space left on device") }, "\(first.errorText)")
         #expect(try GetCommandTests.Rig.fileSHA256(mount + "/downloads/a.bin") == small)
         #expect(try GetCommandTests.Rig.fileSHA256(mount + "/downloads/c.bin") == other)
+        let landed = ["m1.bin", "m2.bin"].filter { FileManager.default.fileExists(atPath: mount + "/downloads/\($0)") }
+        if allocation == "none" {
+            #expect(
+                lines.contains { $0.contains("/slow/m") && $0.contains("No space left on device") },
+                "\(first.errorText)")
+            #expect(landed.count < 2)
+        } else {
+            // The blocks of the one that started first are reserved: it finishes; the other fails
+            // at its start (the free-space check sees the reservation, or `fallocate` fails).
+            #expect(landed.count == 1, "\(landed) \(first.errorText)")
+            if let name = landed.first {
+                let digest = try GetCommandTests.Rig.fileSHA256(mount + "/downloads/\(name)")
+                #expect(digest == (name == "m1.bin" ? m1 : m2))
+                let failed = name == "m1.bin" ? "m2.bin" : "m1.bin"
+                #expect(
+                    lines.contains {
+                        $0.contains("/slow/\(failed)")
+                            && ($0.contains("not enough free space") || $0.contains("No space left on device"))
+                    }, "\(first.errorText)")
+            }
+        }
         #expect(!FileManager.default.fileExists(atPath: mount + "/downloads/big.bin"))
         #expect(rig.requests(for: "/slow/big.bin").count == 1)
 
