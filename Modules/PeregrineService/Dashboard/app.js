@@ -96,8 +96,10 @@ async function tryLogin(secret) {
   const client = new RPCClient(secret);
   let view;
   try {
-    // The list itself checks the secret: no round trip before the first render.
-    view = await fetchView(client, '');
+    // The list itself checks the secret: no round trip before the first render. The first
+    // frame waits for four screenfuls of rows only (every section's count comes with them, so
+    // the list has its full height); the whole list follows at once (enterApp).
+    view = await fetchView(client, '', 4 * Math.ceil(Math.max(window.innerHeight, 1080) / ROW_HEIGHT));
   } catch (error) {
     if (error.code === 1) return 'The secret is wrong.';
     return error.message;
@@ -176,7 +178,8 @@ async function enterApp(view) {
   state.tab = 'list';
   renderTabs();
   applyView(view);
-  // The rest after the first render.
+  // The rest after the first render: the rows the first answer left out, the lists, the limits.
+  if (view.complete === false) loadList();
   await attempt(async () => {
     const [lists, options] = await state.client.multicall([['peregrine.lists'], ['aria2.getGlobalOption']]);
     if (Array.isArray(lists)) state.lists = lists;
@@ -279,15 +282,6 @@ function loadList() {
   }
   state.loading = attempt(async () => {
     const list = state.list;
-    if (!state.firstRender) {
-      // The first frame waits for a few screenfuls only (every section's count comes with
-      // them, so the list has its full height); the rest of the rows follow at once.
-      const screenful = Math.ceil(Math.max(listView.viewHeight, 1080) / ROW_HEIGHT);
-      const head = await fetchView(state.client, list, 4 * screenful);
-      if (list !== state.list) return;
-      applyView(head);
-      if (head.complete) return;
-    }
     const view = await fetchView(state.client, list);
     if (list === state.list) applyView(view);
   }).finally(() => {
