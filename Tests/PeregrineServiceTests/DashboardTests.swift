@@ -94,6 +94,7 @@ import Testing
         for (name, type) in [
             ("app.js", "text/javascript; charset=utf-8"), ("dashboard.css", "text/css; charset=utf-8"),
             ("rpc.js", "text/javascript; charset=utf-8"), ("virtual-list.js", "text/javascript; charset=utf-8"),
+            ("first-view.js", "text/javascript; charset=utf-8"),
         ] {
             let file = try await get("/dashboard/\(name)")
             #expect(file.status == 200, "\(name)")
