@@ -81,6 +81,10 @@ extension DownloadManager {
         public var verificationRetry: VerificationRetryPolicy
         /// How many connections one task may use (aria2's `--split`); 1 by default.
         public var segmentation: Segmentation
+        /// The initial speed limit shared by all the manager's transfers (aria2's
+        /// `max-overall-download-limit`); nil, the default, for none. Changeable later through
+        /// ``DownloadManager/overallSpeedLimit``; not saved.
+        public var overallSpeedLimit: SpeedLimit? = nil
 
         /// A configuration with SDE's defaults, state under `StoreConfiguration.defaultRootDirectory`.
         public init(
