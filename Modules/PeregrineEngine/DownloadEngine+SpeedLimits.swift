@@ -3,7 +3,7 @@ import PeregrineTransport
 extension DownloadEngine {
     /// The speed limit shared by every transfer of the engine (a manager's global limit, aria2's
     /// `max-overall-download-limit`); nil for none. A change applies to running transfers within
-    /// ``BandwidthLimiter/recheckInterval``. Not saved: the owner of the engine sets it at start
+    /// `BandwidthLimiter.recheckInterval` (100 ms). Not saved: the owner of the engine sets it at start
     /// (``Configuration/overallSpeedLimit``).
     public var overallSpeedLimit: SpeedLimit? {
         get { overallLimiter.limit }
@@ -13,7 +13,7 @@ extension DownloadEngine {
     /// Sets a task's own speed limit (nil for none), shared by all of its connections; the
     /// task's list's and the engine's limits apply as well. The limit is saved with the task's
     /// record (like ``setMaxConnections(_:forTask:)``) and applies to a running transfer within
-    /// ``BandwidthLimiter/recheckInterval``, without restarting it.
+    /// `BandwidthLimiter.recheckInterval` (100 ms), without restarting it.
     ///
     /// - Returns: whether the task exists.
     @discardableResult
@@ -34,7 +34,7 @@ extension DownloadEngine {
     }
 
     /// Sets the speed limit shared by all transfers of one list (nil for none); it applies to
-    /// running transfers within ``BandwidthLimiter/recheckInterval``. Not saved: a list's owner
+    /// running transfers within `BandwidthLimiter.recheckInterval` (100 ms). Not saved: a list's owner
     /// (the facade, an application) sets it again after a restart.
     public func setSpeedLimit(_ limit: SpeedLimit?, forList list: DownloadListKey) {
         state.withLock { state in
