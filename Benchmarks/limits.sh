@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Limit accuracy (issue 15 item 4): how close the average rate over every 10-second window of a
 # long download comes to the speed limit, with 1 transfer and with 16 transfers under one overall
-# limit (`peregrine get --max-overall-limit RATE`), and curl `--limit-rate RATE` as the peer for
+# limit (`peregrine get -j N --max-overall-limit RATE`), and curl `--limit-rate RATE` as the peer for
 # the single transfer.
 #
 # Starts its own nginx on 127.0.0.1 (no server-side limit), generates the files once, runs each

@@ -44,7 +44,7 @@ def run_peregrine(binary, out, state, rate, urls):
     samples = {url: [] for url in urls}
     first_byte = None
     first_finish = None
-    command = [binary, "get", "--json", "-q", "-o", out, "--state-dir", state, "--max-overall-limit", rate] + urls
+    command = [binary, "get", "--json", "-q", "-j", str(len(urls)), "-o", out, "--state-dir", state, "--max-overall-limit", rate] + urls
     process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     for line in process.stdout:
         now = time.monotonic()
@@ -62,6 +62,8 @@ def run_peregrine(binary, out, state, rate, urls):
                 samples[url].append((now, event.get("size", samples[url][-1][1] if samples[url] else 0)))
             first_finish = first_finish or now
     status = process.wait()
+    finishes = sorted(samples[url][-1][0] - (first_byte or 0) for url in urls if samples[url])
+    print(f"finished after {', '.join(f'{t:.1f}' for t in finishes)} s", file=sys.stderr)
     if status != 0:
         sys.exit(f"peregrine get exited with {status}")
     if first_byte is None or first_finish is None:
