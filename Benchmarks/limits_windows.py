@@ -64,6 +64,8 @@ def run_peregrine(binary, out, state, rate, urls):
     status = process.wait()
     finishes = sorted(samples[url][-1][0] - (first_byte or 0) for url in urls if samples[url])
     print(f"finished after {', '.join(f'{t:.1f}' for t in finishes)} s", file=sys.stderr)
+    starts = sorted((samples[url][0][0] - (first_byte or 0), samples[url][0][1], url[-9:]) for url in urls if samples[url])
+    print("first samples:", ", ".join(f"{u} {t:.1f}s {b}" for t, b, u in starts), file=sys.stderr)
     if status != 0:
         sys.exit(f"peregrine get exited with {status}")
     if first_byte is None or first_finish is None:

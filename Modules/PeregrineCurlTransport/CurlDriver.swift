@@ -286,7 +286,6 @@ final class CurlDriver: @unchecked Sendable {
             CURLOPT_HTTP_VERSION,
             Int(configuration.prefersHTTP2 ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_1_1)
         )
-        _ = peregrine_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1)
         _ = peregrine_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1)
         _ = peregrine_easy_setopt_string(easy, CURLOPT_USERAGENT, configuration.userAgent)
         _ = peregrine_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Int(request.timeouts.connect.wholeMilliseconds))
@@ -350,6 +349,12 @@ final class CurlDriver: @unchecked Sendable {
             return TransportError(.tls, "\(refused); the transfer was not started", url: hop.string)
         }
         _ = peregrine_easy_setopt_string(easy, CURLOPT_URL, hop.string)
+        // Waiting for a connection to show whether it multiplexes pays only where HTTP/2 can
+        // follow (TLS). Over plain http libcurl would park transfers that start together until
+        // another transfer ends and returns its connection: under a shared speed limit, seconds
+        // in which the first few take all of it.
+        _ = peregrine_easy_setopt_long(
+            easy, CURLOPT_PIPEWAIT, hop.scheme == "https" && configuration.prefersHTTP2 ? 1 : 0)
         if transfer.request.method == .head {
             _ = peregrine_easy_setopt_long(easy, CURLOPT_NOBODY, 1)
         } else {
