@@ -65,8 +65,8 @@ func snippetReadmeLine148() async throws {
     _ = (server, transport)
 }
 
-// Docs/GettingStarted.md:112
-func snippetGettingstartedLine112() async throws {
+// Docs/GettingStarted.md:113
+func snippetGettingstartedLine113() async throws {
     let manager = try DownloadManager.manager(identifier: "main")   // same instance per identifier
     manager.maxDownloadCount = 3                                     // the rest wait, in list order
     manager.isTrashOpened = true                                     // deleting goes to the trash first
@@ -101,8 +101,8 @@ func snippetGettingstartedLine112() async throws {
     _ = (manager, rows, file, outcomes)
 }
 
-// Docs/GettingStarted.md:154
-func snippetGettingstartedLine154() async throws {
+// Docs/GettingStarted.md:155
+func snippetGettingstartedLine155() async throws {
     let manager = try DownloadManager.manager(identifier: "main")
     manager.overallSpeedLimit = try SpeedLimit.parse("8M")                 // all transfers together
     manager.setSpeedLimit(try SpeedLimit(bytesPerSecond: 1 << 20), forList: "videos")
@@ -111,8 +111,8 @@ func snippetGettingstartedLine154() async throws {
     _ = manager
 }
 
-// Docs/GettingStarted.md:185
-func snippetGettingstartedLine185() async throws {
+// Docs/GettingStarted.md:186
+func snippetGettingstartedLine186() async throws {
     let tmp = NSTemporaryDirectory()
     let server = MockServer()
     let store = InMemoryTaskStore()
@@ -124,8 +124,8 @@ func snippetGettingstartedLine185() async throws {
     _ = (tmp, server, store, manager)
 }
 
-// Docs/GettingStarted.md:213
-func snippetGettingstartedLine213() async throws {
+// Docs/GettingStarted.md:214
+func snippetGettingstartedLine214() async throws {
     let stateDirectory = "/tmp/state"
     let downloadDirectory = "/tmp/downloads"
 
@@ -139,8 +139,8 @@ func snippetGettingstartedLine213() async throws {
     _ = (stateDirectory, downloadDirectory, store, queue)
 }
 
-// Docs/GettingStarted.md:233
-func snippetGettingstartedLine233() async throws {
+// Docs/GettingStarted.md:234
+func snippetGettingstartedLine234() async throws {
     let transport = CurlTransport()                 // one thread, shared by every transfer
     let request = try TransferRequest(url: "https://example.org/a.iso")
     let sink = try FileSink(path: "/srv/downloads/.a.iso.part")
@@ -159,8 +159,8 @@ func snippetGettingstartedLine233() async throws {
     _ = (transport, request, sink)
 }
 
-// Docs/GettingStarted.md:258
-func snippetGettingstartedLine258() async throws {
+// Docs/GettingStarted.md:259
+func snippetGettingstartedLine259() async throws {
     let transport = CurlTransport()
     let request = try TransferRequest(url: "https://example.org/a.iso")
     let sink = MemorySink()
@@ -176,8 +176,8 @@ func snippetGettingstartedLine258() async throws {
     _ = (transport, request, sink, id, events)
 }
 
-// Docs/GettingStarted.md:276
-func snippetGettingstartedLine276() async throws {
+// Docs/GettingStarted.md:277
+func snippetGettingstartedLine277() async throws {
     var request = try TransferRequest(url: "https://example.org/a.iso")
     request.trust = .customCA(path: "/etc/my-ca.pem")                       // instead of the system CAs
     request.trust = .pinnedPublicKeys(["base64-sha256-of-spki="])          // plus pinning
@@ -189,8 +189,8 @@ func snippetGettingstartedLine276() async throws {
     _ = request
 }
 
-// Docs/GettingStarted.md:294
-func snippetGettingstartedLine294() async throws {
+// Docs/GettingStarted.md:295
+func snippetGettingstartedLine295() async throws {
     let server = MockServer()
     server.setRoute(.file(.generated(seed: 42, count: 5_000_000), entityTag: .fixed("\"v1\"")), for: "/f.bin")
     server.setRoute(.redirect(302, to: "/f.bin"), for: "/latest")
