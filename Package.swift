@@ -120,7 +120,7 @@ let package = Package(
         // its endings announced once they are durable.
         module(
             "PeregrinePersistence",
-            dependencies: ["PeregrineEngine", "PeregrineStorage", "PeregrineChecksums", logging]
+            dependencies: ["PeregrineEngine", "PeregrineStorage", "PeregrineChecksums", "PeregrineTransport", logging]
         ),
         module(
             "Peregrine",

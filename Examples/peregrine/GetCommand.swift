@@ -37,6 +37,11 @@ struct GetCommand: AsyncParsableCommand {
             $XDG_STATE_HOME/peregrine/get (~/.local/state/peregrine/get), one per output directory, or in \
             --state-dir.
 
+            --limit-rate caps each download (all its --split connections together) and --max-overall-limit \
+            all of them together, shared fairly; a download under both keeps to the lower. Rates are bytes per \
+            second with an optional K, M or G (powers of 1024), as curl's --limit-rate and aria2's \
+            --max-overall-download-limit take them. A rerun applies the rates of its own command line.
+
             Transient failures (a dropped or reset connection, a timeout, 408, 429, 5xx) are retried \
             --retry times, waiting --retry-wait seconds and twice as long each time, honouring Retry-After; \
             the retry continues from the bytes on disk.
@@ -100,8 +105,16 @@ struct GetCommand: AsyncParsableCommand {
 
     @Option(
         name: .customLong("limit-rate"),
-        help: ArgumentHelp("The most bytes per second per download: 500k, 2M, 1G or bytes.", valueName: "rate"))
+        help: ArgumentHelp(
+            "The most bytes per second for each download, shared by its connections: 500k, 2M, 1.5M, 1G or bytes (0: none).",
+            valueName: "rate"))
     var limitRate: String?
+
+    @Option(
+        name: .customLong("max-overall-limit"),
+        help: ArgumentHelp(
+            "The most bytes per second for all downloads together, shared fairly (same units).", valueName: "rate"))
+    var maxOverallLimit: String?
 
     @Option(
         name: [.customShort("s"), .customLong("split")],
@@ -209,9 +222,8 @@ struct GetCommand: AsyncParsableCommand {
         guard ["falloc", "none"].contains(fileAllocation) else {
             throw ValidationError("--file-allocation takes falloc or none, not \(fileAllocation)")
         }
-        if let limitRate, RateParser.bytesPerSecond(limitRate) == nil {
-            throw ValidationError("--limit-rate takes bytes per second, like 500k, 2M or 1048576, not \(limitRate)")
-        }
+        _ = try perDownloadSpeedLimit()
+        _ = try overallSpeedLimit()
         for header in headers {
             guard let colon = header.firstIndex(of: ":"), colon != header.startIndex,
                 !header[..<colon].contains(where: { $0 == " " || $0 == "\t" }),
@@ -244,6 +256,25 @@ struct GetCommand: AsyncParsableCommand {
         var status = stat()
         if stat(directory, &status) == 0, status.st_mode & S_IFMT != S_IFDIR {
             throw ValidationError("-o \(directory) is a file, not a directory")
+        }
+    }
+
+    /// The speed limit of each download (`--limit-rate`), checked; nil for none.
+    func perDownloadSpeedLimit() throws(ValidationError) -> SpeedLimit? {
+        try Self.speedLimit(limitRate, flag: "--limit-rate")
+    }
+
+    /// The speed limit of all downloads together (`--max-overall-limit`), checked; nil for none.
+    func overallSpeedLimit() throws(ValidationError) -> SpeedLimit? {
+        try Self.speedLimit(maxOverallLimit, flag: "--max-overall-limit")
+    }
+
+    private static func speedLimit(_ text: String?, flag: String) throws(ValidationError) -> SpeedLimit? {
+        guard let text else { return nil }
+        do throws(SpeedLimitError) {
+            return try SpeedLimit.parse(text)
+        } catch {
+            throw ValidationError("\(flag): \(error.message)")
         }
     }
 

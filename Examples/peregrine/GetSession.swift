@@ -23,6 +23,8 @@ final class GetSession: Sendable {
     let overwrite: Bool
     let noClobber: Bool
     let deleteMismatched: Bool
+    /// Each download's speed limit (`--limit-rate`); nil for none.
+    let speedLimit: SpeedLimit?
     private let shutdownTransport: @Sendable () -> Void
     private let interrupted = Atomic<Bool>(false)
 
@@ -31,6 +33,7 @@ final class GetSession: Sendable {
         overwrite = command.overwrite
         noClobber = command.noClobber
         deleteMismatched = command.deleteMismatched
+        speedLimit = try command.perDownloadSpeedLimit()
         reporter = GetReporter(total: items.count, json: command.json, quiet: command.quiet || command.json)
 
         let directory: DownloadDirectory
@@ -87,7 +90,7 @@ final class GetSession: Sendable {
         }
         let adapter = GetRequestAdapter(
             headers: headers, trust: command.trustPolicy, redirects: RedirectPolicy(maxHops: command.maxRedirects),
-            timeouts: timeouts, rate: command.limitRate.flatMap(RateParser.bytesPerSecond))
+            timeouts: timeouts)
 
         let retryPolicy: (any RetryPolicy)? =
             command.retries == 0
@@ -113,6 +116,7 @@ final class GetSession: Sendable {
                 maxAttempts: 1, mismatchedFile: command.deleteMismatched ? .delete : .keepAside))
         configuration.isTrashOpened = false
         configuration.preallocatesFiles = command.fileAllocation == "falloc"
+        configuration.overallSpeedLimit = try command.overallSpeedLimit()
         configuration.segmentation = Segmentation(
             maxConnectionsPerTask: command.split,
             minimumSegmentSize: RateParser.bytesPerSecond(command.minSplitSize) ?? Segmentation().minimumSegmentSize)
@@ -165,7 +169,7 @@ final class GetSession: Sendable {
             toAdd.append(
                 DownloadItem(
                     item.url, preferredFileName: item.outputName, checksum: item.checksum,
-                    checksumURL: item.checksumURL))
+                    checksumURL: item.checksumURL, speedLimit: speedLimit))
             indexOfAdded[item.url] = index
         }
 
@@ -269,10 +273,12 @@ final class GetSession: Sendable {
             _ = try? manager.deleteTasks([key], keepFinishedFile: true)
             let again = DownloadItem(
                 item.url, preferredFileName: item.outputName ?? task.record.fileName, checksum: item.checksum,
-                checksumURL: item.checksumURL)
+                checksumURL: item.checksumURL, speedLimit: speedLimit)
             let added = (try? manager.download([again]).addition.added) ?? []
             return added.isEmpty ? .done(GetExitCode.unknown) : .running(added[0])
         }
+        // This run's --limit-rate, not the one the store kept from the last run.
+        manager.setSpeedLimit(speedLimit, forTask: key)
         _ = try? manager.resumeTasks([key])
         return .running(key)
     }
@@ -370,20 +376,19 @@ enum InterruptPipe {
     nonisolated(unsafe) static var writeEnd: Int32 = -1
 }
 
-/// Headers, trust, redirects, timeouts and the per-download rate of every request.
+/// Headers, trust, redirects and timeouts of every request. (Rates are the tasks' and the
+/// manager's speed limits, which the engine hands to the transport.)
 struct GetRequestAdapter: RequestAdapter {
     var headers: HTTPHeaders
     var trust: TrustPolicy
     var redirects: RedirectPolicy
     var timeouts: TransferTimeouts
-    var rate: Int64?
 
     func adapt(_ request: inout TransferRequest, for task: TaskContext) {
         for field in headers { request.headers.add(name: field.name, value: field.value) }
         request.trust = trust
         request.redirects = redirects
         request.timeouts = timeouts
-        if let rate { request.maxReceiveBytesPerSecond = rate }
     }
 }
 

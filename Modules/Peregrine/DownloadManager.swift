@@ -201,7 +201,7 @@ public final class DownloadManager: Sendable {
             verifier: configuration.verifier, digests: OpenSSLDigests(), recordObserver: core, eventObserver: core,
             fileKindClassifier: configuration.classifier.classify, logger: configuration.logger,
             verifiesChecksums: configuration.verifiesChecksums, verificationRetry: configuration.verificationRetry,
-            segmentation: configuration.segmentation)
+            segmentation: configuration.segmentation, overallSpeedLimit: configuration.overallSpeedLimit)
         engineConfiguration.preallocatesFiles = configuration.preallocatesFiles
         do {
             engine = try DownloadEngine(

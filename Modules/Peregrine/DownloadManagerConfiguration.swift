@@ -84,6 +84,10 @@ extension DownloadManager {
         /// Whether a download's blocks are reserved for its whole length when it starts
         /// (`fallocate`; see `DownloadEngine.Configuration.preallocatesFiles`). On by default.
         public var preallocatesFiles = true
+        /// The initial speed limit shared by all the manager's transfers (aria2's
+        /// `max-overall-download-limit`); nil, the default, for none. Changeable later through
+        /// ``DownloadManager/overallSpeedLimit``; not saved.
+        public var overallSpeedLimit: SpeedLimit? = nil
 
         /// A configuration with SDE's defaults, state under `StoreConfiguration.defaultRootDirectory`.
         public init(

@@ -124,10 +124,40 @@ final class CurlDriver: @unchecked Sendable {
             var running: Int32 = 0
             _ = curl_multi_perform(multi, &running)
             collectFinishedTransfers()
-            _ = curl_multi_poll(multi, nil, 0, 1000, nil)
+            _ = curl_multi_poll(multi, nil, 0, pollTimeoutMilliseconds(), nil)
+            resumeThrottledTransfers()
         }
         hasExited.store(true, ordering: .releasing)
         exited.signal()
+    }
+
+    /// How long the poll may wait: a second, or until the first transfer that its limiters hold
+    /// back may go on.
+    private func pollTimeoutMilliseconds() -> Int32 {
+        var earliest: UInt64?
+        for transfer in active.values where transfer.isThrottled {
+            if let until = transfer.throttledUntil { earliest = min(earliest ?? until, until) }
+        }
+        guard let earliest else { return 1000 }
+        let now = CurlTransfer.monotonicNanoseconds()
+        guard earliest > now else { return 0 }
+        return Int32(min(1000, (earliest - now + 999_999) / 1_000_000))
+    }
+
+    /// Resumes the transfers whose limiters' wait is over (the write callback asks them again and
+    /// pauses once more if a lowered limit says so). One paused by the caller stays paused.
+    private func resumeThrottledTransfers() {
+        let now = CurlTransfer.monotonicNanoseconds()
+        var due: [CurlTransfer] = []
+        for transfer in active.values where transfer.isThrottled && (transfer.throttledUntil ?? 0) <= now {
+            due.append(transfer)
+        }
+        for transfer in due {
+            transfer.isThrottled = false
+            guard !transfer.isPaused, !transfer.pauseRequested, let easy = transfer.easy else { continue }
+            // May deliver the bytes libcurl kept back, through the write callback, right here.
+            _ = curl_easy_pause(easy, CURLPAUSE_CONT)
+        }
     }
 
     private func handle(_ command: CurlCommand) {
@@ -249,13 +279,13 @@ final class CurlDriver: @unchecked Sendable {
         _ = peregrine_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
         _ = peregrine_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0)
         _ = peregrine_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https")
-        _ = peregrine_easy_setopt_long(easy, CURLOPT_BUFFERSIZE, configuration.receiveBufferSize)
+        _ = peregrine_easy_setopt_long(
+            easy, CURLOPT_BUFFERSIZE, min(configuration.receiveBufferSize, transfer.limitedBufferSize ?? Int.max))
         _ = peregrine_easy_setopt_long(
             easy,
             CURLOPT_HTTP_VERSION,
             Int(configuration.prefersHTTP2 ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_1_1)
         )
-        _ = peregrine_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1)
         _ = peregrine_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1)
         _ = peregrine_easy_setopt_string(easy, CURLOPT_USERAGENT, configuration.userAgent)
         _ = peregrine_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Int(request.timeouts.connect.wholeMilliseconds))
@@ -319,6 +349,12 @@ final class CurlDriver: @unchecked Sendable {
             return TransportError(.tls, "\(refused); the transfer was not started", url: hop.string)
         }
         _ = peregrine_easy_setopt_string(easy, CURLOPT_URL, hop.string)
+        // Waiting for a connection to show whether it multiplexes pays only where HTTP/2 can
+        // follow (TLS). Over plain http libcurl would park transfers that start together until
+        // another transfer ends and returns its connection: under a shared speed limit, seconds
+        // in which the first few take all of it.
+        _ = peregrine_easy_setopt_long(
+            easy, CURLOPT_PIPEWAIT, hop.scheme == "https" && configuration.prefersHTTP2 ? 1 : 0)
         if transfer.request.method == .head {
             _ = peregrine_easy_setopt_long(easy, CURLOPT_NOBODY, 1)
         } else {

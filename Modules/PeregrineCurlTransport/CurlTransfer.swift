@@ -48,6 +48,13 @@ final class CurlTransfer: @unchecked Sendable {
     var cancelRequested = false
     var pauseRequested = false
     var isPaused = false
+    /// The transfer's standing with its request's bandwidth limiters.
+    private var bandwidth: BandwidthAccount
+    /// Until when (monotonic nanoseconds) the limiters hold the transfer back, if they do.
+    private(set) var throttledUntil: UInt64?
+    /// Whether libcurl holds the transfer paused for its limiters (the driver resumes it at
+    /// ``throttledUntil``), apart from a pause the caller asked for.
+    var isThrottled = false
     private var isCompleted = false
 
     private let progressIntervalNanoseconds: UInt64
@@ -66,6 +73,7 @@ final class CurlTransfer: @unchecked Sendable {
         self.sink = sink
         self.events = events
         self.hop = request.url
+        bandwidth = BandwidthAccount(request.bandwidthLimiters)
         progressIntervalNanoseconds = UInt64(progressInterval.wholeMilliseconds) * 1_000_000
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
     }
@@ -207,6 +215,11 @@ final class CurlTransfer: @unchecked Sendable {
             isPaused = true
             return peregrine_writefunc_pause()
         }
+        if holdsBackForLimiters() {
+            // libcurl keeps these bytes and delivers them again when the driver resumes it.
+            isThrottled = true
+            return peregrine_writefunc_pause()
+        }
         do {
             try sink.write(bytes, at: sinkOffset)
         } catch {
@@ -214,6 +227,10 @@ final class CurlTransfer: @unchecked Sendable {
             return 0
         }
         receivedBytes += Int64(bytes.count)
+        if bandwidth.isLimited {
+            let wait = bandwidth.charge(bytes.count)
+            if wait > .zero { throttledUntil = Self.monotonicNanoseconds() &+ Self.nanoseconds(wait) }
+        }
         if receivedBytes == expectedBodyLength, connectionHasUnsolicitedBytes() {
             // Checked now, while the connection is still this transfer's: once libcurl reports the
             // end it may already have handed the connection to a waiting transfer.
@@ -225,6 +242,36 @@ final class CurlTransfer: @unchecked Sendable {
             reportProgress()
         }
         return bytes.count
+    }
+
+    /// Whether the limiters still hold the transfer back: until ``throttledUntil``, then for as long
+    /// as they say at their current rates, at most ``BandwidthLimiter/recheckInterval`` at a time.
+    private func holdsBackForLimiters() -> Bool {
+        guard let until = throttledUntil else { return false }
+        let now = Self.monotonicNanoseconds()
+        if now < until { return true }
+        let wait = bandwidth.remainingWait()
+        guard wait > .zero else {
+            throttledUntil = nil
+            return false
+        }
+        throttledUntil = now &+ Self.nanoseconds(wait)
+        return true
+    }
+
+    /// A limiter's wait in nanoseconds, at most ``BandwidthLimiter/recheckInterval``.
+    private static func nanoseconds(_ wait: Duration) -> UInt64 {
+        let capped = min(wait, BandwidthLimiter.recheckInterval)
+        return UInt64(max(0, capped.components.seconds)) &* 1_000_000_000
+            &+ UInt64(max(0, capped.components.attoseconds) / 1_000_000_000)
+    }
+
+    /// The smallest receive buffer worth using under the request's limiters: about a 32nd of a
+    /// second at the lowest rate (16 KiB at least), so that one chunk is a small part of a window.
+    var limitedBufferSize: Int? {
+        let rates = bandwidth.limiters.compactMap { $0.limit?.bytesPerSecond }
+        guard let lowest = rates.min() else { return nil }
+        return Int(max(16 << 10, min(lowest / 32, Int64(Int32.max))))
     }
 
     /// Whether an HTTP/1.x connection holds bytes after a complete response: the server sent
@@ -302,7 +349,7 @@ final class CurlTransfer: @unchecked Sendable {
         }
     }
 
-    private static func monotonicNanoseconds() -> UInt64 {
+    static func monotonicNanoseconds() -> UInt64 {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)
         return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)

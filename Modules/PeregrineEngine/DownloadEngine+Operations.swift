@@ -77,7 +77,7 @@ extension DownloadEngine {
                     verificationRetry: item.verificationRetry,
                     maxConnections: item.maxConnections.map {
                         min(max($0, Segmentation.connectionRange.lowerBound), Segmentation.connectionRange.upperBound)
-                    })
+                    }, speedLimit: item.speedLimit)
                 insert(url: url, record: record, machine: TaskStateMachine(), &state)
                 state.tasks[url.string]?.completion = completion
                 try? transition(url.string, .add, &state, &effects)

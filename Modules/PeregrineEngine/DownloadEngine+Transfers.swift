@@ -49,6 +49,7 @@ extension DownloadEngine {
             request.ifRange = record.validator
         }
         configuration.requestAdapter?.adapt(&request, for: attempt.context)
+        request.bandwidthLimiters += attempt.limiters
         attempt.request = request
         if segmented {
             // Pieces on several connections; the file is checked once complete (read back), as

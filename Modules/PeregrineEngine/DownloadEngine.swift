@@ -47,6 +47,8 @@ public final class DownloadEngine: Sendable {
     /// transport's events share one thread: `fsync`s there would stall every other transfer.
     /// Nil when completions are finished where they arrive (the mock transport, for determinism).
     let finishing: BlockingWorkPool?
+    /// The limiter every transfer of the engine is under (``overallSpeedLimit``).
+    let overallLimiter: BandwidthLimiter
 
     /// Creates an engine; nothing is downloaded until tasks are added.
     ///
@@ -58,6 +60,7 @@ public final class DownloadEngine: Sendable {
         verifier =
             configuration.verifier
             ?? (configuration.verifiesChecksums ? configuration.digests.map { ChecksumTaskVerifier(digests: $0) } : nil)
+        overallLimiter = BandwidthLimiter(configuration.overallSpeedLimit, clock: configuration.clock.now)
         finishing =
             transport.eventsShareOneThread
             ? BlockingWorkPool(maxThreads: Self.finishingThreads) : nil
@@ -368,6 +371,7 @@ public final class DownloadEngine: Sendable {
             mismatchesBefore: entry.mismatchCount)
         attempt.lastCheckpointTime = clock.now()
         attempt.lastCheckpointBytes = attempt.startOffset
+        attempt.limiters = bandwidthLimiters(for: entry, &state)
         entry.attempt = attempt
         entry.startWhenDrained = false
         entry.receivedBytes = attempt.startOffset

@@ -1,4 +1,5 @@
 import PeregrineChecksums
+import PeregrineTransport
 
 /// One download to add, with what the caller knows about it beyond the URL.
 public struct DownloadItem: Sendable, Hashable, ExpressibleByStringLiteral {
@@ -23,12 +24,17 @@ public struct DownloadItem: Sendable, Hashable, ExpressibleByStringLiteral {
     /// ``DownloadEngine/downloadNewFileImmediately``. False adds it `pending`, never started
     /// until resumed — not started and stopped at once, which could open a connection first.
     public var startsImmediately: Bool?
+    /// This download's own speed limit, shared by all its connections; nil for none. The list's
+    /// and the engine's limits apply as well (see ``DownloadEngine/setSpeedLimit(_:forTask:)``).
+    public var speedLimit: SpeedLimit?
 
     /// Creates an item.
     public init(
         _ urlString: String, preferredFileName: String? = nil, checksum: String? = nil, checksumURL: String? = nil,
-        verificationRetry: VerificationRetryPolicy? = nil, maxConnections: Int? = nil, startsImmediately: Bool? = nil
+        verificationRetry: VerificationRetryPolicy? = nil, maxConnections: Int? = nil, startsImmediately: Bool? = nil,
+        speedLimit: SpeedLimit? = nil
     ) {
+        self.speedLimit = speedLimit
         self.maxConnections = maxConnections
         self.startsImmediately = startsImmediately
         self.urlString = urlString

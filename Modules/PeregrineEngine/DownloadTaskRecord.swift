@@ -1,5 +1,6 @@
 import PeregrineChecksums
 import PeregrineCore
+import PeregrineTransport
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -49,6 +50,9 @@ public struct DownloadTaskRecord: Sendable, Hashable, Codable {
     /// How many connections the task's download may use (``Segmentation/connectionRange``);
     /// nil for the engine's ``Segmentation/maxConnectionsPerTask``.
     public var maxConnections: Int?
+    /// The task's own speed limit, shared by all its connections; nil for none (the list's and
+    /// the engine's limits still apply).
+    public var speedLimit: SpeedLimit?
 
     /// Creates a record.
     public init(
@@ -56,9 +60,10 @@ public struct DownloadTaskRecord: Sendable, Hashable, Codable {
         fileName: String? = nil, temporaryFileName: String, expectedLength: Int64? = nil, mimeType: String? = nil,
         preferredFileName: String? = nil, checksum: String? = nil, addedAt: Date, finishedAt: Date? = nil,
         verification: VerificationResult = .unverified, checksumURL: String? = nil,
-        verificationRetry: VerificationRetryPolicy? = nil, maxConnections: Int? = nil
+        verificationRetry: VerificationRetryPolicy? = nil, maxConnections: Int? = nil, speedLimit: SpeedLimit? = nil
     ) {
         self.maxConnections = maxConnections
+        self.speedLimit = speedLimit
         self.verification = verification
         self.checksumURL = checksumURL
         self.verificationRetry = verificationRetry
@@ -98,7 +103,8 @@ extension DownloadTaskRecord {
             verification: try container.decodeIfPresent(VerificationResult.self, forKey: .verification) ?? .unverified,
             checksumURL: try container.decodeIfPresent(String.self, forKey: .checksumURL),
             verificationRetry: try container.decodeIfPresent(VerificationRetryPolicy.self, forKey: .verificationRetry),
-            maxConnections: try container.decodeIfPresent(Int.self, forKey: .maxConnections))
+            maxConnections: try container.decodeIfPresent(Int.self, forKey: .maxConnections),
+            speedLimit: try container.decodeIfPresent(SpeedLimit.self, forKey: .speedLimit))
     }
 }
 

@@ -1,6 +1,7 @@
 import Logging
 import PeregrineChecksums
 import PeregrineCore
+import PeregrineTransport
 
 extension DownloadEngine {
     /// How an engine works. The options SDEDownloadManager lets an app change at any time
@@ -71,6 +72,9 @@ extension DownloadEngine {
         public var fileKindClassifier: FileKindClassifier
         /// Where the engine logs.
         public var logger: Logger
+        /// The speed limit shared by every transfer of the engine; nil (the default) for none.
+        /// Changeable later through ``DownloadEngine/overallSpeedLimit``.
+        public var overallSpeedLimit: SpeedLimit?
 
         /// Creates a configuration with SDE's defaults.
         public init(
@@ -95,8 +99,10 @@ extension DownloadEngine {
             logger: Logger = Logger(label: "peregrine.engine"),
             verifiesChecksums: Bool = true,
             verificationRetry: VerificationRetryPolicy = .default,
-            segmentation: Segmentation = Segmentation()
+            segmentation: Segmentation = Segmentation(),
+            overallSpeedLimit: SpeedLimit? = nil
         ) {
+            self.overallSpeedLimit = overallSpeedLimit
             self.segmentation = segmentation
             self.verifiesChecksums = verifiesChecksums
             self.verificationRetry = verificationRetry

@@ -30,6 +30,8 @@ final class TaskEntry: @unchecked Sendable {
     var retryAt: Duration?
     /// Changes with every waiting retry, so that a timer knows whether it is still the current one.
     var retryGeneration: UInt64 = 0
+    /// The task's own bandwidth limiter, made at its first transfer; its limit is the record's.
+    var limiter: BandwidthLimiter?
 
     init(url: DownloadURL, record: DownloadTaskRecord, machine: TaskStateMachine, rank: Int64, receivedBytes: Int64) {
         self.url = url
@@ -46,6 +48,8 @@ struct EngineState: Sendable {
     /// `DownloadURL.normalizedKey` → the task's key, for duplicates.
     var keysByNormalizedKey: [String: String] = [:]
     var lists: [DownloadListKey: SchedulingList] = [:]
+    /// Each list's bandwidth limiter, made at the first transfer or limit of the list.
+    var listLimiters: [DownloadListKey: BandwidthLimiter] = [:]
     var defaultLimit: Int
     var pauseBySuspending: Bool
     var downloadNewFileImmediately: Bool

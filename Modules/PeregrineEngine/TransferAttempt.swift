@@ -1,6 +1,6 @@
+import PeregrineChecksums
 import PeregrineCore
 import PeregrineTransport
-import PeregrineChecksums
 import Synchronization
 
 /// One transfer of a task, from its start to its completion event.
@@ -64,6 +64,8 @@ final class TransferAttempt: @unchecked Sendable {
     // Used by the thread that launches the attempt, then only by the transport's thread that
     // delivers its events (serially); never concurrently.
     var request: TransferRequest?
+    /// The task's, its list's and the engine's bandwidth limiters, set before launch.
+    var limiters: [BandwidthLimiter] = []
     var sink: TemporaryFileSink?
     var transferSink: (any TransferSink)?
     var head: ResponseHead?

@@ -204,6 +204,7 @@ package enum StoreRecordCoding {
                 ))
         }
         if let connections = task.maxConnections { pairs.append(("connections", .integer(Int64(connections)))) }
+        if let rate = task.speedLimit { pairs.append(("speedLimit", .integer(rate))) }
         return .dictionary(pairs)
     }
 
@@ -299,6 +300,8 @@ package enum StoreRecordCoding {
                 task.verificationRetry = retry
             case ("connections", .integer(let number)) where (1...64).contains(number):
                 task.maxConnections = Int(number)
+            case ("speedLimit", .integer(let number)) where number > 0:
+                task.speedLimit = number
             default: break
             }
         }

@@ -44,6 +44,8 @@ final class MockTransfer: @unchecked Sendable {
         var bytesPerSecond: Int64?
         var wireOffset: Int64 = 0
         var written: Int64 = 0
+        /// Until when the bandwidth limiters hold the next chunk back, if they do.
+        var heldUntil: MockInstant?
     }
 
     private enum Phase {
@@ -71,6 +73,8 @@ final class MockTransfer: @unchecked Sendable {
     /// A step postponed past ``slowDeadline``: the deadline step fires instead, unless moved.
     private var postponedStep: MockInstant??
     private var buffer: UnsafeMutableRawBufferPointer?
+    /// The transfer's standing with its request's bandwidth limiters.
+    private var bandwidth: BandwidthAccount
 
     init(
         id: TransferID, request: TransferRequest, sink: any TransferSink,
@@ -82,6 +86,7 @@ final class MockTransfer: @unchecked Sendable {
         self.handler = handler
         self.server = server
         self.chunkSize = chunkSize
+        bandwidth = BandwidthAccount(request.bandwidthLimiters)
     }
 
     deinit { buffer?.deallocate() }
@@ -197,6 +202,9 @@ final class MockTransfer: @unchecked Sendable {
         var body = body
         let remaining = body.plan.wireLength - body.wireOffset
         guard remaining > 0 else { return endOfBody(body) }
+        // The limiters may still hold the transfer back (a limit lowered since the last chunk).
+        let owed = bandwidth.remainingWait()
+        if owed > .zero { return schedule(now.advanced(by: min(owed, BandwidthLimiter.recheckInterval))) }
         let count = Int(min(Int64(chunkSize), remaining))
         let buffer = self.buffer ?? .allocate(byteCount: chunkSize, alignment: 16)
         self.buffer = buffer
@@ -215,6 +223,10 @@ final class MockTransfer: @unchecked Sendable {
                 return finish(.failure(writeFailure(error)))
             }
             body.written += Int64(writable)
+            if bandwidth.isLimited {
+                let wait = bandwidth.charge(writable)
+                body.heldUntil = wait > .zero ? now.advanced(by: min(wait, BandwidthLimiter.recheckInterval)) : nil
+            }
         }
         if writable < count {
             let failure = lengthMismatch(body, detail: "more bytes than the \(body.announced ?? 0) announced")
@@ -274,12 +286,14 @@ final class MockTransfer: @unchecked Sendable {
         return time.map(Outcome.next) ?? .waiting
     }
 
-    /// When the next chunk has arrived: now plus its transmission time at the body's rate.
+    /// When the next chunk has arrived: now plus its transmission time at the body's rate, or
+    /// later when the bandwidth limiters hold it back.
     private func nextChunkTime(_ body: Body) -> MockInstant {
         let remaining = body.plan.wireLength - body.wireOffset
-        guard let rate = body.bytesPerSecond, remaining > 0 else { return now }
+        let held = body.heldUntil.map { max($0, now) } ?? now
+        guard let rate = body.bytesPerSecond, remaining > 0 else { return held }
         let count = min(Int64(chunkSize), remaining)
-        return now.advanced(by: .seconds(1) * count / rate)
+        return max(held, now.advanced(by: .seconds(1) * count / rate))
     }
 
     private func lengthMismatch(

@@ -8,7 +8,8 @@ import Synchronization
 /// A discrete-event simulation: each transfer is a sequence of steps (send a request, receive
 /// the head, receive one chunk of at most ``chunkSize`` body bytes, complete), each due at a
 /// virtual time that route latency and throughput (and the request's
-/// `maxReceiveBytesPerSecond`) push forward. Steps run one at a time in order of due time, then
+/// `maxReceiveBytesPerSecond`, and its `bandwidthLimiters`, which should count on this
+/// transport's ``bandwidthClock``) push forward. Steps run one at a time in order of due time, then
 /// of scheduling; each delivers at most one event. Steps at the same time keep the order in
 /// which they were scheduled, so several transfers interleave deterministically.
 ///
@@ -96,6 +97,10 @@ public final class MockTransport: Transport {
 
     /// The current virtual time. During an event handler: the time of that event.
     public var now: MockInstant { state.withLock { $0.now } }
+
+    /// The virtual clock as a `BandwidthLimiter` reads it: limiters shared by this transport's
+    /// transfers count in virtual time when made with it.
+    public var bandwidthClock: BandwidthLimiter.Clock { { [self] in now.offset } }
 
     /// The transfers that have not completed yet.
     public var activeTransfers: [TransferID] {

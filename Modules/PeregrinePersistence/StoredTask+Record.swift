@@ -1,6 +1,7 @@
 import PeregrineChecksums
 import PeregrineEngine
 import PeregrineStorage
+import PeregrineTransport
 
 extension StoredTask {
     /// The stored form of an engine record, with what a facade keeps beside it.
@@ -25,7 +26,7 @@ extension StoredTask {
             checksumURL: record.checksumURL,
             verificationRetry: record.verificationRetry.map {
                 StoredVerificationRetry(maxAttempts: $0.maxAttempts, mismatchedFile: $0.mismatchedFile.rawValue)
-            }, maxConnections: record.maxConnections)
+            }, maxConnections: record.maxConnections, speedLimit: record.speedLimit?.bytesPerSecond)
     }
 
     /// The engine record of the stored task, for `DownloadEngine.restore(_:)`. A task stored
@@ -42,7 +43,9 @@ extension StoredTask {
                 VerificationRetryPolicy(
                     maxAttempts: $0.maxAttempts,
                     mismatchedFile: MismatchedFilePolicy(rawValue: $0.mismatchedFile) ?? .keepAside)
-            }, maxConnections: maxConnections)
+            }, maxConnections: maxConnections,
+            // A stored rate that is no longer a valid limit reads as none rather than failing the load.
+            speedLimit: speedLimit.flatMap { try? SpeedLimit(bytesPerSecond: $0) })
     }
 }
 

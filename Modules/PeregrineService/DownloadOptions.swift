@@ -1,13 +1,16 @@
+import Peregrine
+
 /// The aria2 options of one download (and the service's defaults for new downloads): what
 /// `addUri`, `changeOption` and `changeGlobalOption` take, validated, and what `getOption`
 /// reports back. Values are strings, as aria2 has them.
 ///
-/// Honoured today: `dir` (the download root only), `out`, `checksum`, `header`, `pause`,
-/// `max-download-limit` (through ``TaskRequestTable``), `split` and `max-connection-per-server`
-/// when a download is added (the lower of the two is its connection count), and
-/// `max-concurrent-downloads` globally. Accepted, validated, stored and reported but not yet
-/// acted on: `split` and `max-connection-per-server` changed on an existing download, and
-/// `max-overall-download-limit` (no shared rate limiter yet).
+/// Honoured: `dir` (the download root only), `out`, `checksum`, `header`, `pause`,
+/// `split` and `max-connection-per-server` (the lower of the two is the download's connection
+/// count; a change restarts an active transfer from what it has), `max-download-limit` (the
+/// task's speed limit, saved with it; a change applies to a running download at once), and
+/// globally `max-concurrent-downloads` and `max-overall-download-limit` (the manager's
+/// speed limit, shared by every transfer). Speeds are aria2's: a byte count with an optional
+/// `K` or `M` (×1024); `0` is unlimited.
 public struct DownloadOptions: Sendable, Hashable {
     /// The option values by aria2 name; `header` holds its lines joined by newlines.
     public var values: [String: String] = [:]
@@ -69,7 +72,7 @@ public struct DownloadOptions: Sendable, Hashable {
             }
             return String(number)
         case "max-download-limit", "max-overall-download-limit":
-            guard let bytes = parseSpeed(value) else {
+            guard let bytes = parseSpeed(value), bytes <= SpeedLimit.maximum else {
                 throw RPCError.badOption(name, "must be a byte count, with K or M allowed")
             }
             return String(bytes)
@@ -104,6 +107,11 @@ public struct DownloadOptions: Sendable, Hashable {
         }
         guard let number = Int64(digits), number >= 0, number <= Int64.max / factor else { return nil }
         return number * factor
+    }
+
+    /// The speed limit of a validated speed value (a byte count); nil for `0` (unlimited) or none.
+    static func speedLimit(_ value: String?) -> SpeedLimit? {
+        value.flatMap { Int64($0) }.flatMap { try? SpeedLimit(bytesPerSecond: $0) }
     }
 
     /// The request headers of `header`, as name/value pairs.

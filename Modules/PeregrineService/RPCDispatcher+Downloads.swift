@@ -40,7 +40,7 @@ extension RPCDispatcher {
             addition = try manager.download([
                 DownloadItem(
                     url, preferredFileName: fileName, checksum: options.values["checksum"],
-                    maxConnections: connections(options))
+                    maxConnections: connections(options), speedLimit: speedLimit(options))
             ]).addition
         } catch {
             throw Self.error(error)

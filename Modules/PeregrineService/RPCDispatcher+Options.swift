@@ -22,9 +22,9 @@ extension RPCDispatcher {
     }
 
     /// `aria2.changeOption(gid, options)`: `split`, `max-connection-per-server` and
-    /// `max-download-limit` (stored; see ``DownloadOptions``); a changed connection count applies
-    /// to an active download at once (its transfer starts again from what it has, as aria2
-    /// restarts it). Other names are ignored, as aria2 ignores those it cannot change, except a
+    /// `max-download-limit` (see ``DownloadOptions``); a changed connection count applies to an
+    /// active download at once (its transfer starts again from what it has, as aria2 restarts
+    /// it), a changed speed limit too (the transfer goes on, slower or faster). Other names are ignored, as aria2 ignores those it cannot change, except a
     /// `dir` outside the root (refused).
     func changeOption(_ params: RPCParameters) throws(RPCError) -> JSONValue {
         let text = try params.string(0)
@@ -45,6 +45,9 @@ extension RPCDispatcher {
         if changes.values["split"] != nil || changes.values["max-connection-per-server"] != nil {
             // An active download starts its transfer again with the new count, from what it has.
             manager.engine.setMaxConnections(connections(DownloadOptions(values)), forTask: url)
+        }
+        if changes.values["max-download-limit"] != nil {
+            manager.setSpeedLimit(speedLimit(DownloadOptions(values)), forTask: url)
         }
         return "OK"
     }
@@ -83,9 +86,11 @@ extension RPCDispatcher {
         if let count = changes.values.removeValue(forKey: "max-concurrent-downloads").flatMap({ Int($0) }) {
             manager.maxDownloadCount = count
         }
-        // TODO(rate limit): max-overall-download-limit needs a rate shared by every transfer,
-        // which the engine has not yet; it is stored and reported only. The global
-        // max-download-limit applies to downloads added from now on.
+        if let overall = changes.values["max-overall-download-limit"] {
+            // Shared by every transfer of the manager, running ones included.
+            manager.overallSpeedLimit = DownloadOptions.speedLimit(overall)
+        }
+        // The global max-download-limit applies to downloads added from now on, as in aria2.
         state.withLock { $0.global.values.merge(changes.values) { _, new in new } }
         return "OK"
     }

@@ -167,11 +167,17 @@ public final class RPCDispatcher: Sendable {
         try? manager.updateMetaInfo([MetaKey.paused: .boolean(paused)], forTask: url)
     }
 
-    /// Hands a download's `header` and `max-download-limit` to the request table.
+    /// Hands a download's `header` to the request table. (Its `max-download-limit` is the task's
+    /// speed limit, saved with the task: see ``speedLimit(_:)``.)
     func applyRequestOptions(_ options: DownloadOptions, to url: String) {
-        let rate = options.values["max-download-limit"] ?? state.withLock { $0.global.values["max-download-limit"] }
-        configuration.requestTable?.set(
-            headers: options.headerFields, bytesPerSecond: rate.flatMap { Int64($0) }, forTask: url)
+        configuration.requestTable?.set(headers: options.headerFields, bytesPerSecond: nil, forTask: url)
+    }
+
+    /// A download's speed limit: its own `max-download-limit`, else the global default; nil
+    /// for unlimited.
+    func speedLimit(_ options: DownloadOptions) -> SpeedLimit? {
+        let value = options.values["max-download-limit"] ?? state.withLock { $0.global.values["max-download-limit"] }
+        return DownloadOptions.speedLimit(value)
     }
 
     /// Sends a notification to the WebSocket clients.

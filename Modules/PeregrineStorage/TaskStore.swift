@@ -163,6 +163,8 @@ public struct StoredTask: Sendable, Hashable {
     public var verificationRetry: StoredVerificationRetry?
     /// How many connections the task may use; nil for the engine's setting.
     public var maxConnections: Int?
+    /// The task's own speed limit in bytes per second; nil for none.
+    public var speedLimit: Int64?
 
     /// A task record.
     public init(
@@ -171,7 +173,8 @@ public struct StoredTask: Sendable, Hashable {
         mimeType: String? = nil, expectedLength: Int64? = nil, receivedLength: Int64 = 0, state: DownloadState,
         resumeRecord: ResumeRecord? = nil, addedAt: Date, finishedAt: Date? = nil,
         metaInfo: [String: PropertyListValue] = [:], checksum: String? = nil, verification: StoredVerification? = nil,
-        checksumURL: String? = nil, verificationRetry: StoredVerificationRetry? = nil, maxConnections: Int? = nil
+        checksumURL: String? = nil, verificationRetry: StoredVerificationRetry? = nil, maxConnections: Int? = nil,
+        speedLimit: Int64? = nil
     ) {
         self.urlString = urlString
         self.list = list
@@ -193,6 +196,7 @@ public struct StoredTask: Sendable, Hashable {
         self.checksumURL = checksumURL
         self.verificationRetry = verificationRetry
         self.maxConnections = maxConnections
+        self.speedLimit = speedLimit
     }
 }
 

@@ -53,7 +53,8 @@ public enum StoreFixtures {
             checksum: "sha256=abcdef",
             verification: StoredVerification(status: "mismatch", expected: "sha256=ab", actual: "sha256=cd"),
             checksumURL: "https://example.com/SHA256SUMS",
-            verificationRetry: StoredVerificationRetry(maxAttempts: 5, mismatchedFile: "delete"), maxConnections: 8)
+            verificationRetry: StoredVerificationRetry(maxAttempts: 5, mismatchedFile: "delete"), maxConnections: 8,
+            speedLimit: 512 << 10)
     }
 
     public static func task(_ index: Int, state: DownloadState = .pending, received: Int64 = 0) -> StoredTask {

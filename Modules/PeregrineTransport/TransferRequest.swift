@@ -45,8 +45,13 @@ public struct TransferRequest: Sendable, Hashable {
     private var hopTrust = HopTrustResolver()
     /// Connect timeout and the too-slow rule.
     public var timeouts: TransferTimeouts
-    /// The most bytes per second to receive, or nil for no cap.
+    /// The most bytes per second to receive, or nil for no cap: this transfer's own cap, which
+    /// the backend enforces alone (libcurl's `CURLOPT_MAX_RECV_SPEED_LARGE`).
     public var maxReceiveBytesPerSecond: Int64?
+    /// The shared limits this transfer is under (a task's, a list's, a manager's): the backend
+    /// charges every received chunk to each and holds the transfer back until all of them have
+    /// allowed it. Empty for none. Compared by identity.
+    public var bandwidthLimiters: [BandwidthLimiter]
     /// Which redirects are followed.
     public var redirects: RedirectPolicy
 
@@ -61,8 +66,10 @@ public struct TransferRequest: Sendable, Hashable {
         trust: TrustPolicy = .system,
         timeouts: TransferTimeouts = TransferTimeouts(),
         maxReceiveBytesPerSecond: Int64? = nil,
+        bandwidthLimiters: [BandwidthLimiter] = [],
         redirects: RedirectPolicy = RedirectPolicy()
     ) {
+        self.bandwidthLimiters = bandwidthLimiters
         self.url = url
         self.method = method
         self.headers = headers

@@ -29,8 +29,13 @@
 ///    that hop — a redirect to another host gets that host's policy, and nothing of the previous
 ///    hop's (its CA file, pins, `insecure` opt-out) — and fail closed with
 ///    ``TransportError/Code/tls`` when a policy cannot be applied.
+/// 12. Charge every body chunk to the request's ``TransferRequest/bandwidthLimiters`` (through a
+///    ``BandwidthAccount``) and receive nothing more while the account must wait, without
+///    spinning: hold the transfer back for at most ``BandwidthLimiter/recheckInterval`` at a time,
+///    then ask again, so that a changed limit takes effect within that time.
 ///
-/// The conformance suite in `Tests/TransportConformance` checks these rules on every backend.
+/// The conformance suite in `Tests/TransportConformance` checks rules 1–11 on every backend; rule 12
+/// is checked by each backend's own tests so far (libcurl against nginx, the mock on its clock).
 public protocol Transport: Sendable {
     /// Starts a transfer and returns at once.
     ///

@@ -15,8 +15,8 @@ import PeregrineTransport
 import PeregrineVerification
 import ServiceLifecycle
 
-// README.md:68
-func snippetReadmeLine68() async throws {
+// README.md:70
+func snippetReadmeLine70() async throws {
     let manager = try DownloadManager.manager(identifier: "main")   // loads its store, repairs after a crash
     manager.maxDownloadCount = 3
     try manager.download(["https://example.org/a.iso", "https://example.org/b.pdf"])
@@ -28,8 +28,8 @@ func snippetReadmeLine68() async throws {
     _ = (manager, file)
 }
 
-// README.md:115
-func snippetReadmeLine115() async throws {
+// README.md:117
+func snippetReadmeLine117() async throws {
     let transport = CurlTransport()
     defer { transport.shutdown() }
 
@@ -44,8 +44,8 @@ func snippetReadmeLine115() async throws {
     _ = (transport, request, sink, summary)
 }
 
-// README.md:138
-func snippetReadmeLine138() async throws {
+// README.md:140
+func snippetReadmeLine140() async throws {
     var request = try TransferRequest(url: "https://example.org/big.iso")
     let bytesOnDisk: Int64 = 0
     let firstHead: ResponseHead! = nil
@@ -56,8 +56,8 @@ func snippetReadmeLine138() async throws {
     _ = (request, bytesOnDisk, firstHead, partPath, sink)
 }
 
-// README.md:146
-func snippetReadmeLine146() async throws {
+// README.md:148
+func snippetReadmeLine148() async throws {
     let server = MockServer()
     server.setRoute(.file(.generated(seed: 1, count: 10_000_000), entityTag: .fixed("\"v1\"")), for: "/a.bin")
     server.setRoute(MockRoute.file(.generated(seed: 2, count: 1_000)).faulting(.dropAfter(bytes: 500)), for: "/flaky")
@@ -65,8 +65,8 @@ func snippetReadmeLine146() async throws {
     _ = (server, transport)
 }
 
-// Docs/GettingStarted.md:107
-func snippetGettingstartedLine107() async throws {
+// Docs/GettingStarted.md:115
+func snippetGettingstartedLine115() async throws {
     let manager = try DownloadManager.manager(identifier: "main")   // same instance per identifier
     manager.maxDownloadCount = 3                                     // the rest wait, in list order
     manager.isTrashOpened = true                                     // deleting goes to the trash first
@@ -101,8 +101,18 @@ func snippetGettingstartedLine107() async throws {
     _ = (manager, rows, file, outcomes)
 }
 
-// Docs/GettingStarted.md:187
-func snippetGettingstartedLine187() async throws {
+// Docs/GettingStarted.md:157
+func snippetGettingstartedLine157() async throws {
+    let manager = try DownloadManager.manager(identifier: "main")
+    manager.overallSpeedLimit = try SpeedLimit.parse("8M")                 // all transfers together
+    manager.setSpeedLimit(try SpeedLimit(bytesPerSecond: 1 << 20), forList: "videos")
+    try manager.download([DownloadItem("https://example.org/e.iso", speedLimit: try SpeedLimit.parse("2M"))])
+    manager.setSpeedLimit(nil, forTask: "https://example.org/e.iso")     // a running download speeds up
+    _ = manager
+}
+
+// Docs/GettingStarted.md:208
+func snippetGettingstartedLine208() async throws {
     let stateDirectory = "/tmp/state"
     let downloadDirectory = "/tmp/downloads"
 
@@ -116,8 +126,8 @@ func snippetGettingstartedLine187() async throws {
     _ = (stateDirectory, downloadDirectory, store, queue)
 }
 
-// Docs/GettingStarted.md:207
-func snippetGettingstartedLine207() async throws {
+// Docs/GettingStarted.md:228
+func snippetGettingstartedLine228() async throws {
     let transport = CurlTransport()                 // one thread, shared by every transfer
     let request = try TransferRequest(url: "https://example.org/a.iso")
     let sink = try FileSink(path: "/srv/downloads/.a.iso.part")
@@ -136,8 +146,8 @@ func snippetGettingstartedLine207() async throws {
     _ = (transport, request, sink)
 }
 
-// Docs/GettingStarted.md:232
-func snippetGettingstartedLine232() async throws {
+// Docs/GettingStarted.md:253
+func snippetGettingstartedLine253() async throws {
     let transport = CurlTransport()
     let request = try TransferRequest(url: "https://example.org/a.iso")
     let sink = MemorySink()
@@ -153,8 +163,8 @@ func snippetGettingstartedLine232() async throws {
     _ = (transport, request, sink, id, events)
 }
 
-// Docs/GettingStarted.md:250
-func snippetGettingstartedLine250() async throws {
+// Docs/GettingStarted.md:271
+func snippetGettingstartedLine271() async throws {
     var request = try TransferRequest(url: "https://example.org/a.iso")
     request.trust = .customCA(path: "/etc/my-ca.pem")                       // instead of the system CAs
     request.trust = .pinnedPublicKeys(["base64-sha256-of-spki="])          // plus pinning
@@ -166,8 +176,8 @@ func snippetGettingstartedLine250() async throws {
     _ = request
 }
 
-// Docs/GettingStarted.md:268
-func snippetGettingstartedLine268() async throws {
+// Docs/GettingStarted.md:289
+func snippetGettingstartedLine289() async throws {
     let server = MockServer()
     server.setRoute(.file(.generated(seed: 42, count: 5_000_000), entityTag: .fixed("\"v1\"")), for: "/f.bin")
     server.setRoute(.redirect(302, to: "/f.bin"), for: "/latest")
@@ -187,7 +197,7 @@ func snippetServiceLine65() async throws {
     let secret = "a long random token"
     let logger = Logger(label: "app")
 
-    let requests = TaskRequestTable()              // per-download `header` and `max-download-limit`
+    let requests = TaskRequestTable()              // per-download `header`
     let manager = try DownloadManager(
         identifier: "app",
         configuration: .init(downloadDirectory: downloads, stateDirectory: state,

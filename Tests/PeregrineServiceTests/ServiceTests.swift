@@ -314,6 +314,73 @@ import Testing
         }
     }
 
+    @Test func speedLimitsChangeOnARunningDownloadAndGlobally() async throws {
+        try await ServiceRig.with { rig in
+            let digest = try rig.serve("/limited.bin", count: 2 << 20, seed: 12)
+            let url = rig.server.httpURL("/limited.bin")
+            let events = rig.manager.events()
+            let gid = try #require(
+                try await rig.result("aria2.addUri", "[\"\(url)\"], {\"max-download-limit\":\"64K\"}") as? String)
+            #expect(rig.manager.speedLimit(ofTask: url)?.bytesPerSecond == 64 << 10)
+            // At 64 KiB/s the download runs for half a minute: long enough to change it running.
+            let progress = await ServiceRig.await(events) {
+                if case .progress(url, let received, _) = $0 { return received > 0 }
+                return false
+            }
+            #expect(progress != nil)
+            #expect(rig.manager.engine.state(ofTask: url) == .downloading)
+
+            #expect(
+                try await rig.result("aria2.changeOption", "\"\(gid)\", {\"max-download-limit\":\"128K\"}")
+                    as? String == "OK")
+            let options = try #require(try await rig.result("aria2.getOption", "\"\(gid)\"") as? [String: Any])
+            #expect(options["max-download-limit"] as? String == "131072")
+            #expect(rig.manager.speedLimit(ofTask: url)?.bytesPerSecond == 128 << 10)
+            #expect(rig.manager.engine.task(url)?.record.speedLimit?.bytesPerSecond == 128 << 10)
+            #expect(rig.manager.engine.state(ofTask: url) == .downloading)
+            // aria2's syntax only: a whole number with K or M.
+            for bad in ["1G", "-1", "abc", "1.5M", ""] {
+                let error = try await rig.error(
+                    "aria2.changeOption", "\"\(gid)\", {\"max-download-limit\":\"\(bad)\"}")
+                #expect(error.code == 1)
+                #expect(
+                    error.message
+                        == "We encountered a problem while processing the option '--max-download-limit': must be a byte count, with K or M allowed"
+                )
+                let global = try await rig.error(
+                    "aria2.changeGlobalOption", "{\"max-overall-download-limit\":\"\(bad)\"}")
+                #expect(global.message.contains("'--max-overall-download-limit'"))
+            }
+            #expect(rig.manager.speedLimit(ofTask: url)?.bytesPerSecond == 128 << 10)
+
+            #expect(
+                try await rig.result("aria2.changeGlobalOption", "{\"max-overall-download-limit\":\"1M\"}")
+                    as? String == "OK")
+            #expect(rig.manager.overallSpeedLimit?.bytesPerSecond == 1 << 20)
+            let global = try #require(try await rig.result("aria2.getGlobalOption") as? [String: String])
+            #expect(global["max-overall-download-limit"] == "1048576")
+            // Unlimited per download ("0"), under the 1 MiB/s overall limit: it finishes, byte for byte.
+            #expect(
+                try await rig.result("aria2.changeOption", "\"\(gid)\", {\"max-download-limit\":\"0\"}")
+                    as? String == "OK")
+            #expect(rig.manager.speedLimit(ofTask: url) == nil)
+            let finished = await ServiceRig.await(events) {
+                if case .finished(url, _) = $0 { return true }
+                if case .failed(url, _) = $0 { return true }
+                return false
+            }
+            guard case .finished(_, let path) = finished else {
+                Issue.record("the download did not finish: \(String(describing: finished))")
+                return
+            }
+            #expect(try fileSHA256(path) == digest)
+            #expect(
+                try await rig.result("aria2.changeGlobalOption", "{\"max-overall-download-limit\":\"0\"}")
+                    as? String == "OK")
+            #expect(rig.manager.overallSpeedLimit == nil)
+        }
+    }
+
     @Test func originsAreRefusedUnlessAllowedAndBodiesAreBounded() async throws {
         try await ServiceRig.with(secret: nil, limits: RPCLimits(maxRequestBytes: 4096)) { rig in
             let body = #"{"jsonrpc":"2.0","id":1,"method":"aria2.getVersion"}"#

@@ -229,6 +229,23 @@ import Testing
         #expect(try Rig.fileSHA256(rig.downloads + "/a.bin") == digest)
     }
 
+    @Test func limitedSplitDownloadsArriveIntact() async throws {
+        let rig = try await Rig.start()
+        defer { rig.stop() }
+        let first = try rig.serve("/l1.bin", count: 3 << 20, seed: 31)
+        let second = try rig.serve("/l2.bin", count: 3 << 20, seed: 32)
+        let output = try await rig.get([
+            rig.server.httpURL("/l1.bin"), rig.server.httpURL("/l2.bin"), "--limit-rate", "4M",
+            "--max-overall-limit", "6M", "--split", "4", "--min-split-size", "512k",
+        ])
+        #expect(output.status == 0, "\(output.errorText)")
+        #expect(try Rig.fileSHA256(rig.downloads + "/l1.bin") == first)
+        #expect(try Rig.fileSHA256(rig.downloads + "/l2.bin") == second)
+        // The task's limit is kept with it; 0 is no limit.
+        let unlimited = try await rig.get([rig.server.httpURL("/l1.bin"), "--limit-rate", "0", "--overwrite"])
+        #expect(unlimited.status == 0, "\(unlimited.errorText)")
+    }
+
     @Test func sameNameDownloadsKeepTheirOwnBytesInOneProcessAndAcrossProcesses() async throws {
         let rig = try await Rig.start()
         defer { rig.stop() }
@@ -322,7 +339,10 @@ import Testing
         #expect(clobber.status == 0, "--no-clobber skips an existing file: \(clobber.errorText)")
         #expect(rig.visibleFiles == ["e.bin"])
         let badFlags = [
-            (["--limit-rate", "fast"], "--limit-rate"), (["--retry", "-1"], "--retry"),
+            (["--limit-rate", "fast"], "--limit-rate"), (["--limit-rate", "-1"], "--limit-rate"),
+            (["--max-overall-limit", "2X"], "--max-overall-limit"),
+            (["--max-overall-limit", "9999999G"], "--max-overall-limit"),
+            (["--retry", "-1"], "--retry"),
             (["-H", "NoColon"], "--header"),
             (["-i", "/nonexistent/list"], "--input-file"), (["--timeout", "0"], "--timeout"),
             (["--file-allocation", "prealloc"], "--file-allocation"),
