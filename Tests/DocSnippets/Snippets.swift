@@ -10,6 +10,7 @@ import PeregrineEngine
 import PeregrineJSONStorage
 import PeregrineMockTransport
 import PeregrinePersistence
+import PeregrinePostgresStorage
 import PeregrineService
 import PeregrineTransport
 import PeregrineVerification
@@ -191,6 +192,16 @@ func snippetGettingstartedLine274() async throws {
     transport.runUntilIdle()        // deterministic: events are delivered here, on this thread
     print(server.requests)          // what your code sent: Range, If-Range, Authorization, …
     _ = (server, transport, id)
+}
+
+// Docs/PostgresStore.md:15
+func snippetPostgresstoreLine15() async throws {
+    let store = try PostgresTaskStore(
+        identifier: "queue", connectionString: "postgresql://peregrine:secret@db.internal:5432/downloads")
+    let snapshot = try store.load()
+    print("\(snapshot.tasks.count) tasks in \(store.location)")   // postgresql://peregrine:***@db.internal:5432/downloads
+    try store.close()
+    _ = (store, snapshot)
 }
 
 // Docs/Service.md:65
