@@ -10,7 +10,7 @@ import Synchronization
 /// Not thread-safe: ``PostgresTaskStore`` calls it under its lock.
 final class PostgresSession: Sendable {
     let connection: PostgresConnection
-    private let logger: Logger
+    let logger: Logger
     private let location: PostgresStoreLocation
 
     private static let nextID = Atomic<Int>(1)

@@ -301,10 +301,15 @@ public final class PostgresTaskStore: TaskStore {
         if let session {
             // Every change was committed already; flushing progress is best effort here (a
             // lost connection at close must not keep the store open).
+            // The identifier's lock is released here, not when the server notices the closed
+            // connection: a store opened right after this one returns must find it free.
             if !session.isClosed {
                 _ = try? session.query(
                     "UPDATE peregrine_stores SET saved_at = now() WHERE store = \(identifier)",
                     doing: "cannot save the store \(identifier) in")
+                _ = try? session.query(
+                    "SELECT pg_advisory_unlock(\(PostgresSchema.storeLockClass), hashtext(\(identifier)))",
+                    doing: "cannot close the store \(identifier) in")
             }
             session.close()
         }
@@ -409,19 +414,22 @@ public final class PostgresTaskStore: TaskStore {
         throws(StoreError)
     {
         let what = "cannot open the store \(identifier) in"
-        let rows = try session.query(
-            "SELECT pg_try_advisory_lock(\(PostgresSchema.storeLockClass), hashtext(\(identifier)))", doing: what)
-        let taken: Bool
+        // Wait a little for the lock: a store closed or a connection lost a moment ago may still
+        // hold it until its server process has ended.
+        _ = try session.query("SET lock_timeout = '2s'", doing: what)
         do {
-            taken = try rows.rows.first?.decode(Bool.self) ?? false
-        } catch {
-            throw StoreError(.ioFailed, path: location.description, "\(what) the database: \(error)")
-        }
-        guard taken else {
+            _ = try session.connection.query(
+                "SELECT pg_advisory_lock(\(PostgresSchema.storeLockClass), hashtext(\(identifier)))",
+                logger: session.logger
+            ).wait()
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "55P03" {
             throw StoreError(
                 .locked, path: location.description,
                 "the store \(identifier) is open in another process or store object; close that one first")
+        } catch {
+            throw PostgresSession.mapError(error, location: location, doing: what)
         }
+        _ = try session.query("RESET lock_timeout", doing: what)
         _ = try session.query(
             "INSERT INTO peregrine_stores (store) VALUES (\(identifier)) ON CONFLICT (store) DO UPDATE SET opened_at = now()",
             doing: what)

@@ -29,8 +29,8 @@ func snippetReadmeLine68() async throws {
     _ = (manager, file)
 }
 
-// README.md:115
-func snippetReadmeLine115() async throws {
+// README.md:116
+func snippetReadmeLine116() async throws {
     let transport = CurlTransport()
     defer { transport.shutdown() }
 
@@ -45,8 +45,8 @@ func snippetReadmeLine115() async throws {
     _ = (transport, request, sink, summary)
 }
 
-// README.md:138
-func snippetReadmeLine138() async throws {
+// README.md:139
+func snippetReadmeLine139() async throws {
     var request = try TransferRequest(url: "https://example.org/big.iso")
     let bytesOnDisk: Int64 = 0
     let firstHead: ResponseHead! = nil
@@ -57,8 +57,8 @@ func snippetReadmeLine138() async throws {
     _ = (request, bytesOnDisk, firstHead, partPath, sink)
 }
 
-// README.md:146
-func snippetReadmeLine146() async throws {
+// README.md:147
+func snippetReadmeLine147() async throws {
     let server = MockServer()
     server.setRoute(.file(.generated(seed: 1, count: 10_000_000), entityTag: .fixed("\"v1\"")), for: "/a.bin")
     server.setRoute(MockRoute.file(.generated(seed: 2, count: 1_000)).faulting(.dropAfter(bytes: 500)), for: "/flaky")
