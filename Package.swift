@@ -228,7 +228,8 @@ let package = Package(
         tests(
             "PeregrinePostgresStorageTests",
             dependencies: [
-                "PeregrinePostgresStorage", "PeregrineStorage", "PeregrineStorageTestKit", "TestSupport",
+                "PeregrinePostgresStorage", "PeregrineStorage", "PeregrineStorageTestKit", "PeregrinePersistence",
+                "PeregrineEngine", "PeregrineMockTransport", "TestSupport",
             ]
         ),
         tests(
