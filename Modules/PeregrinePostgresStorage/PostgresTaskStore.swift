@@ -6,12 +6,12 @@ import Synchronization
 /// A `TaskStore` that keeps a manager's state in PostgreSQL, for a queue that outlives one
 /// machine's disk (issue 20).
 ///
-/// Rows, in the connection's default schema (``PostgresSchema`` migrates them when a store
+/// Rows, in the connection's default schema (`PostgresSchema` migrates them when a store
 /// opens): `peregrine_tasks` (one per task, keyed by store identifier and URL, with the order
 /// of first addition, the state and the received length as columns and the full record as the
 /// JSON store's text), `peregrine_lists` with `peregrine_list_entries` (one row per URL of a
 /// list, with gapped positions, so a list change writes only the rows that changed: see
-/// ``ListOrder``), `peregrine_configuration`, `peregrine_thumbnails`, and `peregrine_stores`.
+/// `ListOrder`), `peregrine_configuration`, `peregrine_thumbnails`, and `peregrine_stores`.
 ///
 /// **Threads.** The protocol is synchronous, and so is this store: each call sends its
 /// statements to a connection running on an event loop the store owns (one thread of its own
