@@ -81,10 +81,11 @@ struct PostgresFailureTests {
         try store.record([.putTask(StoreFixtures.task(1))])
 
         // Hold a lock the store's next write needs, so that write is on the wire, waiting, when
-        // its backend is terminated: the failure is certain, not a race with the close.
+        // its backend is terminated: the failure is certain, not a race with the close. The lock
+        // is held for longer than any run (the test ends it), however slow the machine.
         let holder = Task {
             try await server.psql(
-                "BEGIN; LOCK TABLE peregrine_tasks IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(30); COMMIT",
+                "BEGIN; LOCK TABLE peregrine_tasks IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(600); COMMIT",
                 database: database)
         }
         try await waitUntil(
@@ -111,7 +112,7 @@ struct PostgresFailureTests {
         for text in error.map(texts) ?? [] { #expect(!text.contains(server.password)) }
         holder.cancel()
         try await server.psql(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(30)%' AND pid <> pg_backend_pid()",
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(600)%' AND pid <> pg_backend_pid()",
             database: database)
         _ = await holder.result
 
@@ -133,10 +134,10 @@ struct PostgresFailureTests {
         #expect(try store.load().tasks.map(\.urlString) == (1...3).map { StoreFixtures.task($0).urlString })
     }
 
-    /// Polls a count query until it is positive (at most 20 s).
+    /// Polls a count query until it is positive (at most 120 s: psql starts slowly on a loaded machine).
     private func waitUntil(_ server: PostgresServer, _ database: String, _ countQuery: String) async throws {
         let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(20)
+        let deadline = clock.now + .seconds(120)
         while clock.now < deadline {
             if let count = Int(try await server.psql(countQuery, database: database)), count > 0 { return }
             try await Task.sleep(for: .milliseconds(20))
