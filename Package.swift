@@ -37,6 +37,7 @@ let libraries = [
     "PeregrineTransportTestKit",
     "PeregrineStorageTestKit",
     "PeregrineTestKit",
+    "PeregrinePostgresStorage",
 ]
 
 let package = Package(
@@ -61,6 +62,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        // The PostgreSQL store's client (PeregrinePostgresStorage only; Docs/PostgresStore.md).
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         // `swift package generate-documentation` (Scripts/docs.sh); no target depends on it.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
     ],
@@ -85,6 +88,15 @@ let package = Package(
         module("PeregrineJournal", dependencies: ["PeregrineCore", "PeregrineStorage"]),
         module("PeregrinePlistStorage", dependencies: ["PeregrineJournal", "PeregrineStorage"]),
         module("PeregrineJSONStorage", dependencies: ["PeregrineJournal", "PeregrineStorage"]),
+        // A TaskStore in PostgreSQL, for a queue that several services share (issue 20); the
+        // only target that links PostgresNIO. Its rows hold the JSON store's record text.
+        module(
+            "PeregrinePostgresStorage",
+            dependencies: [
+                "PeregrineStorage", "PeregrineJournal", "PeregrineJSONStorage", logging,
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]
+        ),
 
         // The list model, thumbnails, authentication.
         module("PeregrineSorting", dependencies: ["PeregrineCore"]),
@@ -219,6 +231,13 @@ let package = Package(
             ]
         ),
         tests(
+            "PeregrinePostgresStorageTests",
+            dependencies: [
+                "PeregrinePostgresStorage", "PeregrineStorage", "PeregrineStorageTestKit", "PeregrinePersistence",
+                "PeregrineEngine", "PeregrineMockTransport", "TestSupport",
+            ]
+        ),
+        tests(
             "PeregrineTests",
             dependencies: [
                 "Peregrine", "PeregrineEngine", "PeregrineCore", "PeregrineTransport", "PeregrineMockTransport",
@@ -249,6 +268,7 @@ let package = Package(
                 "Peregrine", "PeregrineEngine", "PeregrinePersistence", "PeregrineJSONStorage",
                 "PeregrineCurlTransport",
                 "PeregrineMockTransport", "PeregrineTransport", "PeregrineVerification", "PeregrineService",
+                "PeregrinePostgresStorage",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),

@@ -20,6 +20,8 @@ packages=(
     chromium             # the browser of the dashboard's tests and benchmark (headless)
     chromium-driver      # chromedriver, which Selenium drives it through
     wrk                  # the HTTP load generator of Benchmarks/p9.sh (getGlobalStat throughput)
+    postgresql           # PeregrinePostgresStorage's tests and Benchmarks/pgstore.sh: initdb, pg_ctl, postgres
+                         # (run as nobody through util-linux's setpriv when the tests run as root)
     ca-certificates
     "$@"
 )

@@ -352,6 +352,12 @@ public struct StoreError: PeregrineError {
         public static let invalidIdentifier = Code("invalidIdentifier")
         /// The store was closed.
         public static let closed = Code("closed")
+        /// The store's database server cannot be reached, or the connection to it was lost: the
+        /// failed call wrote nothing (its transaction was rolled back) and the caller keeps its
+        /// state; a later call connects again.
+        public static let unavailable = Code("unavailable")
+        /// The store's location (a connection string, an option) cannot be used as given.
+        public static let invalidConfiguration = Code("invalidConfiguration")
     }
 
     /// The kind of failure.

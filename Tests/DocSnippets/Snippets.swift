@@ -10,6 +10,7 @@ import PeregrineEngine
 import PeregrineJSONStorage
 import PeregrineMockTransport
 import PeregrinePersistence
+import PeregrinePostgresStorage
 import PeregrineService
 import PeregrineTransport
 import PeregrineVerification
@@ -28,8 +29,8 @@ func snippetReadmeLine70() async throws {
     _ = (manager, file)
 }
 
-// README.md:117
-func snippetReadmeLine117() async throws {
+// README.md:118
+func snippetReadmeLine118() async throws {
     let transport = CurlTransport()
     defer { transport.shutdown() }
 
@@ -44,8 +45,8 @@ func snippetReadmeLine117() async throws {
     _ = (transport, request, sink, summary)
 }
 
-// README.md:140
-func snippetReadmeLine140() async throws {
+// README.md:141
+func snippetReadmeLine141() async throws {
     var request = try TransferRequest(url: "https://example.org/big.iso")
     let bytesOnDisk: Int64 = 0
     let firstHead: ResponseHead! = nil
@@ -56,8 +57,8 @@ func snippetReadmeLine140() async throws {
     _ = (request, bytesOnDisk, firstHead, partPath, sink)
 }
 
-// README.md:148
-func snippetReadmeLine148() async throws {
+// README.md:149
+func snippetReadmeLine149() async throws {
     let server = MockServer()
     server.setRoute(.file(.generated(seed: 1, count: 10_000_000), entityTag: .fixed("\"v1\"")), for: "/a.bin")
     server.setRoute(MockRoute.file(.generated(seed: 2, count: 1_000)).faulting(.dropAfter(bytes: 500)), for: "/flaky")
@@ -188,6 +189,16 @@ func snippetGettingstartedLine289() async throws {
     transport.runUntilIdle()        // deterministic: events are delivered here, on this thread
     print(server.requests)          // what your code sent: Range, If-Range, Authorization, …
     _ = (server, transport, id)
+}
+
+// Docs/PostgresStore.md:15
+func snippetPostgresstoreLine15() async throws {
+    let store = try PostgresTaskStore(
+        identifier: "queue", connectionString: "postgresql://peregrine:secret@db.internal:5432/downloads")
+    let snapshot = try store.load()
+    print("\(snapshot.tasks.count) tasks in \(store.location)")   // postgresql://peregrine:***@db.internal:5432/downloads
+    try store.close()
+    _ = (store, snapshot)
 }
 
 // Docs/Service.md:65
