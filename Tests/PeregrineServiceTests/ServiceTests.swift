@@ -369,11 +369,11 @@ import Testing
                 if case .failed(url, _) = $0 { return true }
                 return false
             }
-            guard case .finished(_, let path) = finished else {
+            guard case .finished(_, let file) = finished else {
                 Issue.record("the download did not finish: \(String(describing: finished))")
                 return
             }
-            #expect(try fileSHA256(path) == digest)
+            #expect(try fileSHA256(file.path) == digest)
             #expect(
                 try await rig.result("aria2.changeGlobalOption", "{\"max-overall-download-limit\":\"0\"}")
                     as? String == "OK")
