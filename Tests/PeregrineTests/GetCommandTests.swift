@@ -155,7 +155,8 @@ import Testing
         process.executableURL = URL(fileURLWithPath: rig.tool)
         process.arguments = [
             "get", "-o", rig.downloads, "--state-dir", rig.state, "--quiet", "--split", "4", "--min-split-size", "1M",
-            url,
+            // Without preallocation the allocated blocks count what was written (below).
+            "--file-allocation", "none", url,
         ]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
