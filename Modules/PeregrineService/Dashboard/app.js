@@ -167,11 +167,14 @@ async function enterApp(view) {
     });
     graph = new SpeedGraph($('speed-graph'));
   }
+  let connectedBefore = false;
   state.socket = new NotificationSocket(onNotification, (live) => {
     $('connection').classList.toggle('live', live);
     $('connection').title = live ? 'Live updates: connected' : 'Live updates: reconnecting';
-    // Whatever happened while the socket was down: ask again.
-    if (live && state.view) refreshAll();
+    // Whatever happened while the socket was down: ask again. Not on its first connection:
+    // the list has just come, and the once-a-second round catches what moved since.
+    if (live && connectedBefore && state.view) refreshAll();
+    if (live) connectedBefore = true;
   });
   state.socket.open();
   state.list = '';
