@@ -31,8 +31,12 @@ package final class StoreLock: Sendable {
         self.descriptor = descriptor
     }
 
-    /// Releases the lock.
+    /// Releases the lock: unlocked first, then closed. A child process forked by another
+    /// thread and not yet at its `exec` shares the descriptor's open file (`O_CLOEXEC` closes it
+    /// only at the `exec`), and closing alone would leave the lock held until then, so that a
+    /// store reopened at once was refused as locked.
     deinit {
+        _ = flock(descriptor, LOCK_UN)
         close(descriptor)
     }
 }
