@@ -176,7 +176,7 @@ public final class FileSink: TransferSink, @unchecked Sendable {
     /// file's size stays what was written), so that writes below it cannot run out of space.
     /// A file system that cannot reserve (`EOPNOTSUPP`) is left as it is.
     ///
-    /// - Throws: ``SinkWriteError`` with `ENOSPC` when the space is not there.
+    /// - Throws: `SinkWriteError` with `ENOSPC` when the space is not there.
     public func reserve(upTo length: Int64) throws(SinkWriteError) {
         guard length > 0, let fallocate = Fallocate.function else { return }
         // 1 = FALLOC_FL_KEEP_SIZE

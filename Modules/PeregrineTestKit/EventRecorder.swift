@@ -3,7 +3,7 @@ import Synchronization
 /// Collects the elements of an `AsyncStream` as they arrive — a manager's events, say — and
 /// waits, with a timeout, until they satisfy a condition: no sleeps, no polling.
 ///
-/// Start it before the operation whose events you wait for (``DownloadManager/events()`` only
+/// Start it before the operation whose events you wait for (`DownloadManager.events()` only
 /// carries events from the moment it is called).
 public final class EventRecorder<Event: Sendable>: Sendable {
     private struct Waiter {

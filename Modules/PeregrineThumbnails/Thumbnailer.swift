@@ -77,7 +77,7 @@ public final class Thumbnailer: Sendable {
 
     // MARK: File kinds
 
-    /// The kind of a file named `fileName` served as `mimeType` (see ``FileTypeClassifier``).
+    /// The kind of a file named `fileName` served as `mimeType` (see `FileTypeClassifier`).
     public func fileType(ofFileNamed fileName: String, mimeType: String? = nil) -> FileKind {
         configuration.classifier.fileType(ofFileNamed: fileName, mimeType: mimeType)
     }
