@@ -45,6 +45,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: libraries.map { .library(name: $0, targets: [$0]) } + [
         .executable(name: "peregrine", targets: ["peregrine"]),
+        .executable(name: "peregrined", targets: ["peregrined"]),
         .executable(name: "peregrine-queue", targets: ["peregrine-queue"]),
     ],
     // Thumbnails (on by default): the facade's thumbnail API and the PeregrineThumbnails target
@@ -157,16 +158,26 @@ let package = Package(
             resources: [.copy("Dashboard")]
         ),
 
-        // The example command-line program.
+        // The example command-line program. `peregrine daemon` runs `peregrined` from the same
+        // directory, so that `peregrine get` does not load the service's server stack.
         .executableTarget(
             name: "peregrine",
             dependencies: [
                 "Peregrine", "PeregrineCurlTransport", "PeregrineVerification", "PeregrineAuth", "PeregrineStorage",
-                "PeregrineJSONStorage", "PeregrinePlistStorage", "PeregrineService", logging,
+                "PeregrineJSONStorage", "PeregrinePlistStorage", logging,
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Examples/peregrine"
+        ),
+        // The download service as its own program: aria2's JSON-RPC on Hummingbird.
+        .executableTarget(
+            name: "peregrined",
+            dependencies: [
+                "Peregrine", "PeregrineCurlTransport", "PeregrineService", logging,
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
-            path: "Examples/peregrine"
+            path: "Examples/peregrined"
         ),
         // A persistent download queue on the facade: add, run, list; survives kill -9.
         .executableTarget(

@@ -37,7 +37,7 @@ WORK=$REPO/Benchmarks/.work/many-tasks
 mkdir -p "$WORK/www" "$WORK/logs"
 if [[ $BUILD -eq 1 ]]; then
     note "building peregrine (release, --scratch-path .build-bench)"
-    (cd "$REPO" && swift build -c release --product peregrine --scratch-path .build-bench) >"$WORK/logs/build.log" 2>&1 \
+    (cd "$REPO" && swift build -c release --static-swift-stdlib --product peregrine --scratch-path .build-bench) >"$WORK/logs/build.log" 2>&1 \
         || { tail -n 40 "$WORK/logs/build.log" >&2; die "building peregrine failed"; }
 fi
 PEREGRINE=${PEREGRINE_BIN:-$REPO/.build-bench/release/peregrine}

@@ -89,7 +89,7 @@ PEERS_DIR=$REPO/Benchmarks/Peers
 
 if [[ $BUILD -eq 1 ]]; then
     note "building peregrine (release, --scratch-path .build-bench)"
-    (cd "$REPO" && swift build -c release --product peregrine --scratch-path .build-bench) \
+    (cd "$REPO" && swift build -c release --static-swift-stdlib --product peregrine --scratch-path .build-bench) \
         >"$WORK/logs/build-peregrine.log" 2>&1 \
         || { tail -n 40 "$WORK/logs/build-peregrine.log" >&2; die "building peregrine failed (log: $WORK/logs/build-peregrine.log)"; }
     note "building the peers in Benchmarks/Peers (release)"

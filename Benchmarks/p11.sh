@@ -49,7 +49,7 @@ mkdir -p "$WORK/www/a" "$WORK/logs" "$WORK/state" "$WORK/downloads"
 if [[ $BUILD -eq 1 ]]; then
     ensure_swift
     note "building peregrine (release, --scratch-path .build-bench)"
-    (cd "$REPO" && swift build -c release --product peregrine --scratch-path .build-bench) >"$WORK/logs/build.log" 2>&1 \
+    (cd "$REPO" && swift build -c release --static-swift-stdlib --product peregrine --scratch-path .build-bench && swift build -c release --static-swift-stdlib --product peregrined --scratch-path .build-bench) >"$WORK/logs/build.log" 2>&1 \
         || { tail -n 40 "$WORK/logs/build.log" >&2; die "building peregrine failed"; }
 fi
 PEREGRINE=${PEREGRINE_BIN:-$REPO/.build-bench/release/peregrine}

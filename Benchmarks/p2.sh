@@ -69,7 +69,7 @@ if [[ $BUILD -eq 1 ]]; then
     (cd "$BENCH_DIR" && swift build -c release --product p2-download) >"$WORK/logs/build-p2.log" 2>&1 \
         || { tail -n 40 "$WORK/logs/build-p2.log" >&2; die "building p2-download failed"; }
     note "building peregrine (release, --scratch-path .build-bench)"
-    (cd "$REPO" && swift build -c release --product peregrine --scratch-path .build-bench) \
+    (cd "$REPO" && swift build -c release --static-swift-stdlib --product peregrine --scratch-path .build-bench) \
         >"$WORK/logs/build-peregrine.log" 2>&1 \
         || { tail -n 40 "$WORK/logs/build-peregrine.log" >&2; die "building peregrine failed"; }
     note "building ahc-download (Benchmarks/Peers, release)"

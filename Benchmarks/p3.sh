@@ -96,7 +96,7 @@ mkdir -p "$WORK/www" "$WORK/out" "$WORK/logs"
 if [[ $BUILD -eq 1 && -z ${PEREGRINE_BIN:-} ]]; then
     command -v swift >/dev/null || die "swift not found (expected on PATH or at /opt/swift/usr/bin)"
     note "building peregrine (release, --scratch-path .build-bench)"
-    (cd "$REPO" && swift build -c release --product peregrine --scratch-path .build-bench) \
+    (cd "$REPO" && swift build -c release --static-swift-stdlib --product peregrine --scratch-path .build-bench) \
         >"$WORK/logs/build-peregrine.log" 2>&1 \
         || { tail -n 40 "$WORK/logs/build-peregrine.log" >&2; die "building peregrine failed (log: $WORK/logs/build-peregrine.log)"; }
 fi

@@ -62,7 +62,7 @@ rm -rf "$WORK/run"
 mkdir -p "$WORK/www/dl" "$WORK/logs" "$WORK/run"
 if [[ $BUILD -eq 1 ]]; then
     note "building peregrine (release, --scratch-path .build-bench)"
-    (cd "$REPO" && swift build -c release --product peregrine --scratch-path .build-bench) >"$WORK/logs/build.log" 2>&1 \
+    (cd "$REPO" && swift build -c release --static-swift-stdlib --product peregrine --scratch-path .build-bench && swift build -c release --static-swift-stdlib --product peregrined --scratch-path .build-bench) >"$WORK/logs/build.log" 2>&1 \
         || { tail -n 40 "$WORK/logs/build.log" >&2; die "building peregrine failed"; }
 fi
 PEREGRINE=${PEREGRINE_BIN:-$REPO/.build-bench/release/peregrine}

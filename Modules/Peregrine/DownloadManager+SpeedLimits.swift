@@ -1,14 +1,20 @@
 extension DownloadManager {
     /// The speed limit shared by every transfer of the manager (aria2's
     /// `max-overall-download-limit`); nil for none. A change reaches running transfers within
-    /// `BandwidthLimiter.recheckInterval` (100 ms). Not saved: set it at start through
-    /// ``Configuration/overallSpeedLimit``.
+    /// `BandwidthLimiter.recheckInterval` (100 ms). Saved: a value set here (nil included)
+    /// wins over ``Configuration/overallSpeedLimit`` when the store is loaded again, as
+    /// ``maxDownloadCount`` does; the configuration's value alone is not saved.
     public var overallSpeedLimit: SpeedLimit? {
         get { engine.overallSpeedLimit }
         set {
             core.gate.enter()
             defer { core.gate.leave() }
             engine.overallSpeedLimit = newValue
+            let changes = core.state.withLock { state in
+                state.overallSpeedLimit = .some(newValue)
+                return [StoreChange.setConfiguration(core.storedConfiguration(state))]
+            }
+            core.record(changes)
         }
     }
 
@@ -29,11 +35,16 @@ extension DownloadManager {
     public func speedLimit(ofTask urlString: String) -> SpeedLimit? { engine.speedLimit(ofTask: urlString) }
 
     /// Sets the speed limit shared by all transfers of one list (nil for none); running
-    /// transfers follow within 100 ms. Not saved.
+    /// transfers follow within 100 ms. Saved with the manager's options.
     public func setSpeedLimit(_ limit: SpeedLimit?, forList list: DownloadListKey) {
         core.gate.enter()
         defer { core.gate.leave() }
         engine.setSpeedLimit(limit, forList: list)
+        let changes = core.state.withLock { state in
+            state.listSpeedLimits[list] = limit
+            return [StoreChange.setConfiguration(core.storedConfiguration(state))]
+        }
+        core.record(changes)
     }
 
     /// A list's speed limit; nil for none.

@@ -162,6 +162,7 @@ public final class DownloadManager: Sendable {
         if case .integer(let saved) = snapshot.configuration["maxDownloadCount"] { maxCount = Int(saved) }
         var trashOpened = configuration.isTrashOpened
         if case .boolean(let saved) = snapshot.configuration["isTrashOpened"] { trashOpened = saved }
+        let savedLimits = ManagerCore.savedSpeedLimits(snapshot.configuration)
         var extras: [String: TaskExtras] = [:]
         for task in snapshot.tasks where task.displayName != nil || !task.metaInfo.isEmpty {
             extras[task.urlString] = TaskExtras(displayName: task.displayName, metaInfo: task.metaInfo)
@@ -175,7 +176,8 @@ public final class DownloadManager: Sendable {
             identifier: identifier,
             state: ManagerState(
                 extras: extras, trashKeepsFinishedFile: trashKeeps, isTrashOpened: trashOpened,
-                maxDownloadCount: maxCount),
+                maxDownloadCount: maxCount, overallSpeedLimit: savedLimits.overall,
+                listSpeedLimits: savedLimits.lists),
             store: store, classifier: configuration.classifier, logger: configuration.logger,
             listClock: configuration.listClock, calendar: configuration.calendar)
         self.core = core
@@ -201,7 +203,8 @@ public final class DownloadManager: Sendable {
             verifier: configuration.verifier, digests: OpenSSLDigests(), recordObserver: core, eventObserver: core,
             fileKindClassifier: configuration.classifier.classify, logger: configuration.logger,
             verifiesChecksums: configuration.verifiesChecksums, verificationRetry: configuration.verificationRetry,
-            segmentation: configuration.segmentation, overallSpeedLimit: configuration.overallSpeedLimit)
+            segmentation: configuration.segmentation,
+            overallSpeedLimit: savedLimits.overall ?? configuration.overallSpeedLimit)
         engineConfiguration.preallocatesFiles = configuration.preallocatesFiles
         do {
             engine = try DownloadEngine(
@@ -278,6 +281,7 @@ public final class DownloadManager: Sendable {
             engine.setMaxDownloadCount(limit, in: DownloadListKey(name))
             core.state.withLock { $0.listLimits[DownloadListKey(name)] = limit }
         }
+        for (key, limit) in savedLimits.lists { engine.setSpeedLimit(limit, forList: key) }
         for key in loadedLists.keys { pushOrder(key) }
     }
 

@@ -86,7 +86,8 @@ extension DownloadManager {
         public var preallocatesFiles = true
         /// The initial speed limit shared by all the manager's transfers (aria2's
         /// `max-overall-download-limit`); nil, the default, for none. Changeable later through
-        /// ``DownloadManager/overallSpeedLimit``; not saved.
+        /// ``DownloadManager/overallSpeedLimit``, whose value, once set, is saved and wins over
+        /// this one when the store is loaded again.
         public var overallSpeedLimit: SpeedLimit? = nil
 
         /// A configuration with SDE's defaults, state under `StoreConfiguration.defaultRootDirectory`.

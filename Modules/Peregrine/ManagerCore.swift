@@ -30,6 +30,11 @@ struct ManagerState {
     var maxDownloadCount: Int
     /// The lists with their own concurrency limit.
     var listLimits: [DownloadListKey: Int] = [:]
+    /// The manager's speed limit as last set through the API (`.some(nil)`: set to none);
+    /// nil while only the configuration gave it, which is then not saved.
+    var overallSpeedLimit: SpeedLimit?? = nil
+    /// The lists with their own speed limit.
+    var listSpeedLimits: [DownloadListKey: SpeedLimit] = [:]
     /// Increases with every list mutation (a custom sort checks it did not race one).
     var listGeneration: UInt64 = 0
     var handles: [String: [DownloadTaskHandle]] = [:]
@@ -196,11 +201,44 @@ final class ManagerCore: TaskRecordObserver, EngineEventObserver {
     /// The manager's saved options.
     func storedConfiguration(_ state: ManagerState) -> [String: PropertyListValue] {
         let trashKeeps = state.trashKeepsFinishedFile.sorted().map(PropertyListValue.string)
-        return [
+        var configuration: [String: PropertyListValue] = [
             "maxDownloadCount": .integer(Int64(state.maxDownloadCount)),
             "isTrashOpened": .boolean(state.isTrashOpened),
             "trashKeepsFinishedFile": .array(trashKeeps),
         ]
+        // Speed limits in bytes per second; 0 is none.
+        if let overall = state.overallSpeedLimit {
+            configuration[Self.overallSpeedLimitKey] = .integer(overall?.bytesPerSecond ?? 0)
+        }
+        if !state.listSpeedLimits.isEmpty {
+            var lists: [String: PropertyListValue] = [:]
+            for (key, limit) in state.listSpeedLimits { lists[key.rawValue] = .integer(limit.bytesPerSecond) }
+            configuration[Self.listSpeedLimitsKey] = .dictionary(lists)
+        }
+        return configuration
+    }
+
+    static let overallSpeedLimitKey = "overallSpeedLimit"
+    static let listSpeedLimitsKey = "listSpeedLimits"
+
+    /// The speed limits an earlier run saved: the manager's (`.some(nil)` for none, nil when
+    /// never saved) and the lists'. Values a store cannot hold as a limit are ignored.
+    static func savedSpeedLimits(
+        _ configuration: [String: PropertyListValue]
+    ) -> (overall: SpeedLimit??, lists: [DownloadListKey: SpeedLimit]) {
+        func limit(_ value: PropertyListValue?) -> SpeedLimit?? {
+            guard case .integer(let bytes) = value else { return nil }
+            if bytes == 0 { return .some(nil) }
+            guard let limit = try? SpeedLimit(bytesPerSecond: bytes) else { return nil }
+            return .some(limit)
+        }
+        var lists: [DownloadListKey: SpeedLimit] = [:]
+        if case .dictionary(let saved) = configuration[listSpeedLimitsKey] {
+            for (name, value) in saved {
+                if case .some(.some(let speed)) = limit(value) { lists[DownloadListKey(name)] = speed }
+            }
+        }
+        return (limit(configuration[overallSpeedLimitKey]), lists)
     }
 
     /// A record with the manager's extras, as the store keeps it.

@@ -66,7 +66,8 @@ extension RPCDispatcher {
         var object: [String: JSONValue] = state.withLock { $0.global.values.mapValues { .string($0) } }
         object["dir"] = .string(manager.downloadDirectory)
         object["max-concurrent-downloads"] = .string(String(manager.maxDownloadCount))
-        object["max-overall-download-limit"] = object["max-overall-download-limit"] ?? "0"
+        // The manager's own limit: saved, so it outlives a restart that forgot the option.
+        object["max-overall-download-limit"] = .string(String(manager.overallSpeedLimit?.bytesPerSecond ?? 0))
         object["rpc-listen-port"] = .string(String(listeningPort.withLock { $0 } ?? configuration.port))
         object["rpc-listen-all"] = configuration.host == "127.0.0.1" ? "false" : "true"
         object["rpc-allow-origin-all"] = configuration.allowOriginAll ? "true" : "false"

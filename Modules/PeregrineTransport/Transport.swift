@@ -34,8 +34,9 @@
 ///    spinning: hold the transfer back for at most ``BandwidthLimiter/recheckInterval`` at a time,
 ///    then ask again, so that a changed limit takes effect within that time.
 ///
-/// The conformance suite in `Tests/TransportConformance` checks rules 1–11 on every backend; rule 12
-/// is checked by each backend's own tests so far (libcurl against nginx, the mock on its clock).
+/// The conformance suite (`PeregrineTransportTestKit`, run in `Tests/TransportConformance`) checks
+/// every rule on every backend; rule 12's rates over time are checked by each backend's own tests
+/// (libcurl against nginx, the mock on its clock).
 public protocol Transport: Sendable {
     /// Starts a transfer and returns at once.
     ///

@@ -25,7 +25,13 @@ public enum ConformanceRunner {
         routes.removeAllRoutes()
         routes.clearRequests()
         scenario.setup(routes, bases)
-        let request = scenario.request(bases)
+        var request = scenario.request(bases)
+        var frozen: FrozenLimiter?
+        if case .frozenLimiter = scenario.action {
+            let limiter = FrozenLimiter()
+            request.bandwidthLimiters.append(limiter.limiter)
+            frozen = limiter
+        }
         let sink: ConformanceSink =
             switch scenario.sink {
             case .recording: ConformanceSink()
@@ -52,6 +58,8 @@ public enum ConformanceRunner {
                     transport.pause(id)
                     sink.forbidWrites("while paused")
                     continuation.yield(.paused)
+                case .frozenLimiter:
+                    break  // its own task lifts the limit (below)
                 }
             case .completed:
                 continuation.yield(.completed)
@@ -79,12 +87,21 @@ public enum ConformanceRunner {
                 try? await Task.sleep(for: timeout)
                 return false
             }
+            if let frozen, case .frozenLimiter(let rechecks) = action {
+                group.addTask {
+                    await frozen.holdThenLift(rechecks: rechecks, sink: sink, completed: { recorder.isCompleted })
+                    // The completion or the timeout ends the wait, not this.
+                    while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
+                    return false
+                }
+            }
             let first = await group.next() ?? false
             group.cancelAll()
             return first
         }
 
         var violations = sink.violations + recorder.violations
+        if let frozen { violations += frozen.violations(written: sink.record.count, succeeded: recorder.succeeded) }
         if !completed {
             transport.cancel(id)
             violations.append("no completion within \(timeout)")
@@ -151,6 +168,7 @@ private final class EventRecorder: Sendable {
         let threshold: Int64 =
             switch action {
             case .cancel(let count), .pauseAndResume(let count): count
+            case .frozenLimiter: Int64.max
             }
         return state.withLock { state in
             guard !state.actionTaken, bytes >= threshold else { return false }
@@ -162,6 +180,79 @@ private final class EventRecorder: Sendable {
     var events: [String] { state.withLock { $0.events } }
     var violations: [String] { state.withLock { $0.violations } }
     var succeeded: Bool { state.withLock { $0.succeeded } }
+    var isCompleted: Bool { state.withLock { $0.completed } }
+}
+
+/// Rule 12's limiter: a limit on a clock that stands still, so that a transfer charged to it
+/// owes time after its first chunk, and a count of the clock's readings — one each time the
+/// backend asks whether the transfer may go on.
+private final class FrozenLimiter: Sendable {
+    private struct State {
+        var lifted = false
+        var violations: [String] = []
+    }
+
+    /// The clock's readings.
+    private final class Readings: Sendable {
+        let count = Atomic<Int>(0)
+    }
+
+    private let state = Mutex(State())
+    private let clockReadings = Readings()
+    let limiter: BandwidthLimiter
+
+    init() {
+        let readings = clockReadings
+        limiter = BandwidthLimiter(
+            try! SpeedLimit(bytesPerSecond: 64 << 10),
+            clock: {
+                readings.count.add(1, ordering: .relaxed)
+                return .zero
+            })
+    }
+
+    private var readings: Int { clockReadings.count.load(ordering: .relaxed) }
+
+    /// Waits until the backend was held back and asked `rechecks` times, checks that nothing
+    /// arrived during `rechecks` more, then lifts the limit. Returns early when the transfer
+    /// completed (a backend that ignores its limiter), leaving that to ``violations(written:succeeded:)``.
+    func holdThenLift(rechecks: Int, sink: ConformanceSink, completed: @Sendable () -> Bool) async {
+        func waitUntil(_ condition: () -> Bool) async -> Bool {
+            while !condition() {
+                if completed() { return false }
+                try? await Task.sleep(for: .milliseconds(2))
+            }
+            return true
+        }
+        guard await waitUntil({ limiter.delayCount >= 1 }) else { return }
+        var mark = readings
+        guard await waitUntil({ readings >= mark + rechecks }) else { return }
+        let before = (sink.record.count, limiter.chargedBytes)
+        mark = readings
+        guard await waitUntil({ readings >= mark + rechecks }) else { return }
+        let after = (sink.record.count, limiter.chargedBytes)
+        if before != after {
+            state.withLock {
+                $0.violations.append(
+                    "received while its limiter held it back: \(before.0) then \(after.0) bytes written, "
+                        + "\(before.1) then \(after.1) charged")
+            }
+        }
+        state.withLock { $0.lifted = true }
+        limiter.limit = nil
+    }
+
+    /// Rule 12's breaches, once the transfer ended with `written` bytes in its sink.
+    func violations(written: Int64, succeeded: Bool) -> [String] {
+        var violations = state.withLock { $0.violations }
+        if succeeded, !state.withLock({ $0.lifted }) {
+            violations.append("completed while its limiter held it back (\(limiter.delayCount) charges had to wait)")
+        }
+        if limiter.chargedBytes != written {
+            violations.append("\(written) bytes written but \(limiter.chargedBytes) charged to the limiter")
+        }
+        return violations
+    }
 }
 
 /// The transfer's identifier, for a handler that may run before `start` has returned it.

@@ -397,6 +397,20 @@ public enum ConformanceScenarios {
                 sink: .bytes(of: slowFile, range: 0..<slowFile.count))
         ),
         ConformanceScenario(
+            "held back by a speed limiter until its limit is lifted",
+            setup: { server, _ in server.setRoute(.file(file, entityTag: .fixed("\"v1\"")), for: "/files/limited.bin")
+            },
+            request: { request($0.primary + "/files/limited.bin", lowSpeed: nil) },
+            action: .frozenLimiter(rechecks: 3),
+            expected: ConformanceExpectation(
+                events: [
+                    "head 200 length=300000 etag=\"v1\"",
+                    "completed received=300000 redirects=0",
+                ],
+                requests: ["GET BASE/files/limited.bin"],
+                sink: .bytes(of: file, range: 0..<300_000))
+        ),
+        ConformanceScenario(
             "error status to a range request is an HTTP status error, not a range error",
             setup: { _, _ in },
             request: { request($0.primary + "/missing.bin", range: ByteRange(start: 100)) },

@@ -48,6 +48,57 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: kept))
     }
 
+    @Test func speedLimitsSetThroughTheAPIComeBackAndWinOverTheConfiguration() throws {
+        let configured = try SpeedLimit(bytesPerSecond: 4_000_000)
+        let first = try ManagerHarness { $0.overallSpeedLimit = configured }
+        defer { first.scratch.remove() }
+        try first.manager.saveData()
+        // The configuration's limit alone is not saved: a run configured without one has none.
+        let unconfigured = try ManagerHarness(snapshot: first.snapshot, scratch: first.scratch, server: first.server)
+        #expect(unconfigured.manager.overallSpeedLimit == nil)
+
+        let overall = try SpeedLimit(bytesPerSecond: 1_000_000)
+        let films = try SpeedLimit(bytesPerSecond: 250_000)
+        let songs = try SpeedLimit(bytesPerSecond: 125_000)
+        first.manager.overallSpeedLimit = overall
+        first.manager.setSpeedLimit(films, forList: "films")
+        first.manager.setSpeedLimit(songs, forList: "songs")
+        first.manager.setSpeedLimit(nil, forList: "songs")
+        try first.manager.saveData()
+
+        let second = try ManagerHarness(snapshot: first.snapshot, scratch: first.scratch, server: first.server) {
+            $0.overallSpeedLimit = configured
+        }
+        #expect(second.manager.loadRepairs.isEmpty)
+        #expect(second.manager.overallSpeedLimit == overall)
+        #expect(second.manager.speedLimit(ofList: "films") == films)
+        #expect(second.manager.speedLimit(ofList: "songs") == nil)
+        #expect(second.manager.speedLimit(ofList: .default) == nil)
+
+        // Set to none through the API, none wins over the configuration's limit next time.
+        second.manager.overallSpeedLimit = nil
+        try second.manager.saveData()
+        let third = try ManagerHarness(snapshot: second.snapshot, scratch: first.scratch, server: first.server) {
+            $0.overallSpeedLimit = configured
+        }
+        #expect(third.manager.overallSpeedLimit == nil)
+        #expect(third.manager.speedLimit(ofList: "films") == films)
+    }
+
+    @Test func savedSpeedLimitsAStoreCannotHoldAreIgnored() throws {
+        var snapshot = StoreSnapshot()
+        snapshot.configuration["overallSpeedLimit"] = .integer(-5)
+        snapshot.configuration["listSpeedLimits"] = .dictionary([
+            "films": .string("fast"), "songs": .integer(SpeedLimit.maximum + 1), "books": .integer(64_000),
+        ])
+        let harness = try ManagerHarness(snapshot: snapshot)
+        defer { harness.scratch.remove() }
+        #expect(harness.manager.overallSpeedLimit == nil)
+        #expect(harness.manager.speedLimit(ofList: "films") == nil)
+        #expect(harness.manager.speedLimit(ofList: "songs") == nil)
+        #expect(harness.manager.speedLimit(ofList: "books") == (try SpeedLimit(bytesPerSecond: 64_000)))
+    }
+
     @Test func checksumSourcesAndRetryRulesComeBackFromTheStore() throws {
         let first = try ManagerHarness { $0.downloadNewFileImmediately = false }
         defer { first.scratch.remove() }

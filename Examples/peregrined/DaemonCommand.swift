@@ -1,0 +1,164 @@
+import ArgumentParser
+import Foundation
+import Logging
+import Peregrine
+import PeregrineCurlTransport
+import PeregrineService
+import ServiceLifecycle
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// `peregrined` (also run as `peregrine daemon`): the download service — the facade and its
+/// store behind aria2's JSON-RPC at `/jsonrpc` (HTTP and WebSocket). Option names are aria2's.
+@main
+struct DaemonCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "peregrined",
+        abstract: "Run the download service: aria2-compatible JSON-RPC over HTTP and WebSocket.",
+        discussion: """
+            Binds 127.0.0.1 unless --rpc-listen-all. SIGTERM, SIGINT or aria2.shutdown stop it \
+            gracefully: transfers stop with their resume records and the store is saved; started \
+            again, the downloads are back and unfinished ones continue. Logs go to standard error. \
+            Under systemd (Type=notify) it reports readiness once it listens. \
+            `peregrine daemon ARGS` runs this program with the same arguments.
+            """,
+        version: peregrineVersion
+    )
+
+    @Option(name: .customLong("dir"), help: "The download root: every file lands inside it.")
+    var directory: String
+
+    @Option(name: .customLong("state"), help: "The directory of the service's store.")
+    var stateDirectory: String
+
+    @Option(name: .customLong("rpc-listen-port"), help: "The port of the JSON-RPC server (0: any free port).")
+    var port: Int = 6800
+
+    @Option(
+        name: .customLong("rpc-secret"),
+        help: "The secret clients give as token:SECRET (or the environment's PEREGRINE_RPC_SECRET).")
+    var secret: String?
+
+    @Flag(name: .customLong("rpc-listen-all"), help: "Listen on every interface instead of 127.0.0.1 only.")
+    var listenAll = false
+
+    @Flag(name: .customLong("rpc-allow-origin-all"), help: "Allow browsers on any origin (CORS).")
+    var allowOriginAll = false
+
+    @Option(name: .customLong("max-concurrent-downloads"), help: "Downloads at once (kept in the store).")
+    var maxConcurrentDownloads: Int?
+
+    @Option(
+        name: [.customShort("s"), .customLong("split")],
+        help: "Download each file over up to N connections (1–64), for every download of the service.")
+    var split = 1
+
+    @Flag(help: "Log at debug level.")
+    var verbose = false
+
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--rpc-listen-port must be 0 to 65535") }
+        guard Segmentation.connectionRange.contains(split) else {
+            throw ValidationError("--split takes a number of connections from 1 to 64, not \(split)")
+        }
+        if let maxConcurrentDownloads, maxConcurrentDownloads < 1 {
+            throw ValidationError("--max-concurrent-downloads must be at least 1")
+        }
+    }
+
+    func run() async throws {
+        var logger = Logger(label: "peregrine.daemon") { StreamLogHandler.standardError(label: $0) }
+        logger.logLevel = verbose ? .debug : .info
+        let requests = TaskRequestTable()
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        var managerLogger = logger
+        managerLogger.logLevel = verbose ? .debug : .warning
+        let curl = CurlTransport(
+            configuration: CurlTransport.Configuration(maxConnectionsPerHost: max(16, split)))
+        var configuration = DownloadManager.Configuration(
+            downloadDirectory: directory, stateDirectory: stateDirectory, transport: curl,
+            flushDelay: .milliseconds(200), maxDownloadCount: 5, downloadNewFileImmediately: false,
+            requestAdapter: requests, thumbnails: Thumbnailer.Configuration(cachePolicy: .memoryOnly),
+            logger: managerLogger)
+        configuration.segmentation = Segmentation(maxConnectionsPerTask: split)
+        let manager: DownloadManager
+        do {
+            manager = try DownloadManager(identifier: "daemon", configuration: configuration)
+        } catch {
+            throw ValidationError("cannot open the service's store in \(stateDirectory): \(error)")
+        }
+        if let maxConcurrentDownloads { manager.maxDownloadCount = maxConcurrentDownloads }
+        for url in manager.restoredAfterForcedQuit {
+            logger.info("recovered after a forced quit", metadata: ["url": "\(url)"])
+        }
+
+        let token = secret ?? ProcessInfo.processInfo.environment["PEREGRINE_RPC_SECRET"]
+        let service = RPCService(
+            manager: manager,
+            configuration: RPCServiceConfiguration(
+                host: listenAll ? "0.0.0.0" : "127.0.0.1", port: port,
+                secret: token.flatMap { $0.isEmpty ? nil : SecretToken($0) }, allowOriginAll: allowOriginAll,
+                version: peregrineVersion, requestTable: requests,
+                onListening: { port in
+                    // Tests and scripts read the port from this line when they asked for port 0.
+                    printError("peregrine daemon listening on port \(port)")
+                    SystemdNotifier.notify("READY=1\nSTATUS=listening on port \(port)")
+                },
+                onStopping: { SystemdNotifier.notify("STOPPING=1") }),
+            logger: logger)
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],
+                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+    }
+}
+
+/// `sd_notify(3)` without libsystemd: one datagram to `$NOTIFY_SOCKET`, when it is set.
+enum SystemdNotifier {
+    static func notify(_ state: String) {
+        guard var path = ProcessInfo.processInfo.environment["NOTIFY_SOCKET"], !path.isEmpty else { return }
+        // An abstract socket is written with a leading '@'.
+        let abstract = path.hasPrefix("@")
+        if abstract { path.removeFirst() }
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard bytes.count + (abstract ? 1 : 0) < capacity else { return }
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            buffer.initializeMemory(as: UInt8.self, repeating: 0)
+            buffer.baseAddress!.advanced(by: abstract ? 1 : 0).copyMemory(from: bytes, byteCount: bytes.count)
+        }
+        let length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count + (abstract ? 1 : 0))
+        let message = Array(state.utf8)
+        _ = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+                message.withUnsafeBytes { sendto(fd, $0.baseAddress, $0.count, 0, socketAddress, length) }
+            }
+        }
+    }
+}
+
+/// The version `--version` prints: the `peregrine` command's.
+let peregrineVersion = "0.2.0"
+
+/// Prints `peregrined: TEXT` on standard error, unbuffered.
+func printError(_ text: String) {
+    var line = "peregrined: \(text)\n"
+    line.withUTF8 { bytes in
+        var done = 0
+        while done < bytes.count {
+            let written = write(STDERR_FILENO, bytes.baseAddress! + done, bytes.count - done)
+            if written <= 0 { return }
+            done += written
+        }
+    }
+}
