@@ -69,6 +69,15 @@ public enum ConformanceRunner {
             }
         }
         box.set(id)
+        // Rule 12's lifter runs on a thread of its own: the cooperative pool may be busy with
+        // other tests, and the scenario must not depend on it.
+        var lifter: LoopbackThread?
+        if let frozen, case .frozenLimiter(let rechecks) = action {
+            lifter = try? LoopbackThread.spawn {
+                frozen.holdThenLift(rechecks: rechecks, sink: sink, completed: { recorder.isCompleted })
+            }
+            if lifter == nil { frozen.lift() }
+        }
 
         let completed = await withTaskGroup(of: Bool.self) { group in
             group.addTask {
@@ -87,19 +96,12 @@ public enum ConformanceRunner {
                 try? await Task.sleep(for: timeout)
                 return false
             }
-            if let frozen, case .frozenLimiter(let rechecks) = action {
-                group.addTask {
-                    await frozen.holdThenLift(rechecks: rechecks, sink: sink, completed: { recorder.isCompleted })
-                    // The completion or the timeout ends the wait, not this.
-                    while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
-                    return false
-                }
-            }
             let first = await group.next() ?? false
             group.cancelAll()
             return first
         }
 
+        lifter?.join()
         var violations = sink.violations + recorder.violations
         if let frozen { violations += frozen.violations(written: sink.record.count, succeeded: recorder.succeeded) }
         if !completed {
@@ -216,21 +218,29 @@ private final class FrozenLimiter: Sendable {
     /// Waits until the backend was held back and asked `rechecks` times, checks that nothing
     /// arrived during `rechecks` more, then lifts the limit. Returns early when the transfer
     /// completed (a backend that ignores its limiter), leaving that to ``violations(written:succeeded:)``.
-    func holdThenLift(rechecks: Int, sink: ConformanceSink, completed: @Sendable () -> Bool) async {
-        func waitUntil(_ condition: () -> Bool) async -> Bool {
+    func holdThenLift(rechecks: Int, sink: ConformanceSink, completed: () -> Bool) {
+        // Gives up after a minute, well past the runner's timeout, so the thread always ends.
+        var polls = 0
+        func waitUntil(_ condition: () -> Bool) -> Bool {
             while !condition() {
-                if completed() { return false }
-                try? await Task.sleep(for: .milliseconds(2))
+                polls += 1
+                if completed() || polls > 30_000 { return false }
+                usleep(2_000)
             }
             return true
         }
-        guard await waitUntil({ limiter.delayCount >= 1 }) else { return }
+        // On every way out the limit goes, so that a transfer is never left hanging; only the
+        // way through the checks counts as lifted after holding the transfer back.
+        var held = false
+        defer { lift(afterHolding: held) }
+        guard waitUntil({ limiter.delayCount >= 1 }) else { return }
         var mark = readings
-        guard await waitUntil({ readings >= mark + rechecks }) else { return }
+        guard waitUntil({ readings >= mark + rechecks }) else { return }
         let before = (sink.record.count, limiter.chargedBytes)
         mark = readings
-        guard await waitUntil({ readings >= mark + rechecks }) else { return }
+        guard waitUntil({ readings >= mark + rechecks }) else { return }
         let after = (sink.record.count, limiter.chargedBytes)
+        held = true
         if before != after {
             state.withLock {
                 $0.violations.append(
@@ -238,7 +248,11 @@ private final class FrozenLimiter: Sendable {
                         + "\(before.1) then \(after.1) charged")
             }
         }
-        state.withLock { $0.lifted = true }
+    }
+
+    /// Lifts the limit, so that the transfer can complete.
+    func lift(afterHolding held: Bool = false) {
+        if held { state.withLock { $0.lifted = true } }
         limiter.limit = nil
     }
 
