@@ -8,6 +8,7 @@
 # its default durability (fsync on, synchronous_commit on). As root, it runs as nobody.
 #
 # Usage: bash Benchmarks/p10.sh [--tasks 20000] [--services "1 4 16"] [--batch 50] [--no-build]
+#            [--bin PATH]   a FleetBenchmark built elsewhere (a debug build, say); implies --no-build
 set -euo pipefail
 SCRIPT_NAME=p10.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -18,12 +19,14 @@ TASKS=20000
 SERVICES="1 4 16"
 BATCH=50
 BUILD=1
+BIN=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --tasks) TASKS=$2; shift 2 ;;
         --services) SERVICES=$2; shift 2 ;;
         --batch) BATCH=$2; shift 2 ;;
         --no-build) BUILD=0; shift ;;
+        --bin) BIN=$2; BUILD=0; shift 2 ;;
         -h|--help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown argument: $1 (try --help)" ;;
     esac
@@ -36,7 +39,9 @@ if (( BUILD )); then
     note "building Benchmarks/PostgresStoreBenchmark (FleetBenchmark) in release"
     swift build -c release --package-path "$PACKAGE" --product FleetBenchmark >&2 || die "the benchmark did not build"
 fi
-BIN="$PACKAGE/.build/release/FleetBenchmark"
+BIN=${BIN:-$PACKAGE/.build/release/FleetBenchmark}
+KIND="release build"
+[[ $BIN == "$PACKAGE/.build/release/FleetBenchmark" ]] || KIND="binary $BIN"
 [[ -x $BIN ]] || die "no benchmark binary at $BIN (run without --no-build)"
 
 PGBIN=${PEREGRINE_POSTGRES_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1)}
@@ -80,7 +85,7 @@ cat <<REPORT
 
 - Date: $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$REPO" rev-parse --short HEAD)
 - Machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) cores, $(uname -sr); load average ${LOAD_BEFORE} before, ${LOAD_AFTER} after (shared machine)
-- Toolchain: $(swift --version 2>/dev/null | head -n1), release build; ${PG_VERSION}, default settings, unix socket
+- Toolchain: $(swift --version 2>/dev/null | head -n1), ${KIND}; ${PG_VERSION}, default settings, unix socket
 - Command: \`${COMMAND}\` (claims of $BATCH, one finishing statement per batch)
 
 | services | tasks | wall | tasks/s | claim calls |

@@ -45,6 +45,8 @@ public final class PostgresClaimingQueue: ClaimingTaskQueue {
 
     /// The channel of `NOTIFY`, whose payload is a queue's name.
     static let channel = "peregrine_queue"
+    /// Additions of at least this many tasks refresh the table's planner statistics.
+    static let bulkAddition = 1000
 
     private let group: MultiThreadedEventLoopGroup
     private let logger: Logger
@@ -185,7 +187,14 @@ public final class PostgresClaimingQueue: ClaimingTaskQueue {
                     """,
                     "SELECT pg_notify(\(Self.channel), \(queue))",
                 ], doing: what)
-            return try decodeURLs(results[1])
+            let added = try decodeURLs(results[1])
+            if added.count >= Self.bulkAddition {
+                // Fresh statistics after a bulk addition: without them the planner sorts every
+                // waiting task for each claim instead of reading the claimable index in order
+                // (27 ms instead of 2 ms a claim with 10,000 waiting, measured for P10).
+                _ = try? session.query("ANALYZE peregrine_tasks", doing: what)
+            }
+            return added
         }
     }
 

@@ -1,3 +1,4 @@
+import Foundation
 // Issue 20, P10: claim-and-finish throughput of zero-byte tasks through one shared PostgreSQL
 // queue (PostgresClaimingQueue), with N services, each its own queue object (its own
 // connections and event loop) on a thread of its own, claiming batches and finishing each batch
@@ -10,11 +11,6 @@ import PeregrinePostgresStorage
 import PeregrineStorage
 import Synchronization
 
-#if canImport(FoundationEssentials)
-    import FoundationEssentials
-#else
-    import Foundation
-#endif
 #if canImport(Glibc)
     import Glibc
 #endif
