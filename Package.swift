@@ -38,6 +38,7 @@ let libraries = [
     "PeregrineStorageTestKit",
     "PeregrineTestKit",
     "PeregrinePostgresStorage",
+    "PeregrineFleet",
 ]
 
 let package = Package(
@@ -145,6 +146,10 @@ let package = Package(
             ]
         ),
 
+        // A manager as one service of a fleet sharing a queue (issue 20): claims, lease renewals
+        // and batched finishing over the ClaimingTaskQueue protocol; no database client.
+        module("PeregrineFleet", dependencies: ["Peregrine", "PeregrinePersistence"]),
+
         // The download service: aria2-compatible JSON-RPC over HTTP and WebSocket on the facade.
         module(
             "PeregrineService",
@@ -249,6 +254,12 @@ let package = Package(
             ]
         ),
         tests(
+            "PeregrineFleetTests",
+            dependencies: [
+                "PeregrineFleet", "Peregrine", "PeregrinePostgresStorage", "PeregrineMockTransport", "TestSupport",
+            ]
+        ),
+        tests(
             "PeregrineTests",
             dependencies: [
                 "Peregrine", "PeregrineEngine", "PeregrineCore", "PeregrineTransport", "PeregrineMockTransport",
@@ -279,7 +290,7 @@ let package = Package(
                 "Peregrine", "PeregrineEngine", "PeregrinePersistence", "PeregrineJSONStorage",
                 "PeregrineCurlTransport",
                 "PeregrineMockTransport", "PeregrineTransport", "PeregrineVerification", "PeregrineService",
-                "PeregrinePostgresStorage",
+                "PeregrinePostgresStorage", "PeregrineFleet",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),

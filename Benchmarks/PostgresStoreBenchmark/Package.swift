@@ -22,6 +22,15 @@ let package = Package(
                 .product(name: "PeregrinePostgresStorage", package: repositoryFolder),
             ],
             path: "Sources/PostgresStoreBenchmark"
-        )
+        ),
+        // P10 (Benchmarks/p10.sh): claim-and-finish through one shared queue by N services.
+        .executableTarget(
+            name: "FleetBenchmark",
+            dependencies: [
+                .product(name: "PeregrineStorage", package: repositoryFolder),
+                .product(name: "PeregrinePostgresStorage", package: repositoryFolder),
+            ],
+            path: "Sources/FleetBenchmark"
+        ),
     ]
 )

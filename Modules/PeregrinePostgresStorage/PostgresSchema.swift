@@ -88,7 +88,23 @@ enum PostgresSchema {
                     PRIMARY KEY (store, url)
                 )
                 """,
-            ])
+            ]),
+        Migration(
+            version: 2, summary: "leases for queues shared by several services",
+            statements: [
+                """
+                ALTER TABLE peregrine_tasks
+                    ADD COLUMN lease_owner text,
+                    ADD COLUMN lease_expires timestamptz,
+                    ADD COLUMN claims integer NOT NULL DEFAULT 0
+                """,
+                // What a claim scans: the waiting and downloading tasks of a queue, oldest first
+                // (finished tasks leave the index, so a long history does not slow claims).
+                """
+                CREATE INDEX peregrine_tasks_claimable ON peregrine_tasks (store, added_order)
+                WHERE state IN ('pending', 'downloading')
+                """,
+            ]),
     ]
 
     /// The statement that makes the version table when the database has none.

@@ -35,8 +35,8 @@ import Synchronization
 ///
 /// **One writer per identifier.** The store holds a session advisory lock on its identifier
 /// while connected: a second store object (in any process) with the same identifier gets
-/// `StoreError.Code.locked`, as with the file stores' `flock`. Sharing one queue among services
-/// is the next step of issue 20, on top of these tables.
+/// `StoreError.Code.locked`, as with the file stores' `flock`. Services that share one queue
+/// use ``PostgresClaimingQueue`` on these tables instead.
 public final class PostgresTaskStore: TaskStore {
     public let identifier: String
     /// Where the data lives (its description redacts the password).
@@ -372,7 +372,7 @@ public final class PostgresTaskStore: TaskStore {
 
     /// Brings the schema to ``PostgresSchema/latestVersion`` under the migration lock, or refuses
     /// a newer one without changing anything.
-    private static func migrate(_ session: PostgresSession, location: PostgresStoreLocation, logger: Logger)
+    static func migrate(_ session: PostgresSession, location: PostgresStoreLocation, logger: Logger)
         throws(StoreError)
     {
         let what = "cannot migrate the schema of"

@@ -7,6 +7,7 @@ import Foundation
 import Peregrine
 import PeregrineCurlTransport
 import PeregrineEngine
+import PeregrineFleet
 import PeregrineJSONStorage
 import PeregrineMockTransport
 import PeregrinePersistence
@@ -29,8 +30,8 @@ func snippetReadmeLine70() async throws {
     _ = (manager, file)
 }
 
-// README.md:118
-func snippetReadmeLine118() async throws {
+// README.md:119
+func snippetReadmeLine119() async throws {
     let transport = CurlTransport()
     defer { transport.shutdown() }
 
@@ -45,8 +46,8 @@ func snippetReadmeLine118() async throws {
     _ = (transport, request, sink, summary)
 }
 
-// README.md:141
-func snippetReadmeLine141() async throws {
+// README.md:142
+func snippetReadmeLine142() async throws {
     var request = try TransferRequest(url: "https://example.org/big.iso")
     let bytesOnDisk: Int64 = 0
     let firstHead: ResponseHead! = nil
@@ -57,13 +58,29 @@ func snippetReadmeLine141() async throws {
     _ = (request, bytesOnDisk, firstHead, partPath, sink)
 }
 
-// README.md:149
-func snippetReadmeLine149() async throws {
+// README.md:150
+func snippetReadmeLine150() async throws {
     let server = MockServer()
     server.setRoute(.file(.generated(seed: 1, count: 10_000_000), entityTag: .fixed("\"v1\"")), for: "/a.bin")
     server.setRoute(MockRoute.file(.generated(seed: 2, count: 1_000)).faulting(.dropAfter(bytes: 500)), for: "/flaky")
     let transport = MockTransport(server: server)          // runs on a virtual clock
     _ = (server, transport)
+}
+
+// Docs/Fleet.md:23
+func snippetFleetLine23() async throws {
+    let manager = try DownloadManager(
+        identifier: "service-a",
+        configuration: DownloadManager.Configuration(
+            downloadDirectory: "/srv/downloads", stateDirectory: "/var/lib/peregrine/a", maxDownloadCount: 8))
+    let queue = try PostgresClaimingQueue(
+        queue: "downloads", connectionString: "postgresql://peregrine:secret@db.internal/peregrine",
+        leaseDuration: .seconds(30))
+    let worker = FleetWorker(manager: manager, queue: queue, configuration: FleetWorker.Configuration(slots: 8))
+    let running = Task { await worker.run() }   // until cancelled
+    _ = try queue.enqueue([StoredTask(urlString: "https://example.com/a.iso", receivedLength: 0, state: .pending, addedAt: .now)])
+    running.cancel()
+    _ = (manager, queue, worker, running)
 }
 
 // Docs/GettingStarted.md:115

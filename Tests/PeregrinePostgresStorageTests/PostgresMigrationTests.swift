@@ -22,7 +22,8 @@ struct PostgresMigrationTests {
         let store = try PostgresTaskStore(identifier: "one", connectionString: connection)
         try store.close()
         #expect(
-            try await server.psql("SELECT version FROM peregrine_schema ORDER BY version", database: database) == "1")
+            try await server.psql("SELECT version FROM peregrine_schema ORDER BY version", database: database) == "1\n2"
+        )
         let tables = try await server.psql(
             "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename", database: database)
         #expect(
@@ -58,7 +59,7 @@ struct PostgresMigrationTests {
         }
         #expect(stores.count == 6)
         for store in stores { try store.close() }
-        #expect(try await server.psql("SELECT count(*) FROM peregrine_schema", database: database) == "1")
+        #expect(try await server.psql("SELECT count(*) FROM peregrine_schema", database: database) == "2")
     }
 
     @Test func aNewerSchemaIsRefusedAndLeftAlone() async throws {

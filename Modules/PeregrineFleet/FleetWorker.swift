@@ -1,0 +1,392 @@
+import Peregrine
+import PeregrinePersistence
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Runs a `DownloadManager` as one service of a fleet: it claims tasks from a shared
+/// ``ClaimingTaskQueue`` (any backend; PostgreSQL's is `PostgresClaimingQueue`), downloads them
+/// with the manager, renews their leases with their progress while they run, and finishes them
+/// in the queue in batches (issue 20).
+///
+/// - **Claims.** At most ``Configuration/slots`` tasks are held at once; free slots are filled
+///   in batches of up to ``Configuration/claimBatch``. When a claim finds nothing the worker
+///   waits for the queue's wake-up (`LISTEN/NOTIFY` on PostgreSQL) or its renewal period,
+///   whichever comes first.
+/// - **Take-over.** A task claimed from an owner whose lease expired resumes from its recorded
+///   offset when its partial file (the record's temporary file name) is in this manager's
+///   download directory — a directory the services share — with a validator for `If-Range`;
+///   otherwise it starts from zero.
+/// - **Finishing.** A task's `finished` or `failed` event ends it in the queue, batched with
+///   the others that ended meanwhile. The queue refuses a task whose lease this worker lost: it
+///   is counted in ``Statistics/refused`` and never reported finished.
+/// - **A lost database.** A failing queue call stops claiming and is retried with exponential
+///   backoff (``Configuration/initialBackoff`` to ``Configuration/maximumBackoff``). Downloads
+///   in progress continue while their leases may still hold; once no renewal succeeded for a
+///   whole lease, they are stopped (their partial files and resume records stay on disk) and
+///   left to whoever holds them now.
+///
+/// The queue's calls block their thread for a round trip; the worker makes them on the
+/// concurrency pool, one at a time.
+public final class FleetWorker: Sendable {
+    /// How a worker claims and renews.
+    public struct Configuration: Sendable {
+        /// Tasks held at once (the service's share of the fleet's concurrency).
+        public var slots: Int
+        /// The most tasks claimed by one call.
+        public var claimBatch: Int
+        /// How often held leases are renewed; a third of the queue's lease duration by default.
+        public var renewalInterval: Duration?
+        /// The first wait after a failed queue call.
+        public var initialBackoff: Duration
+        /// The longest wait between attempts while the queue is unreachable.
+        public var maximumBackoff: Duration
+        /// The longest wait between claims while idle: how soon a lease another service let
+        /// expire is taken over (new work wakes the worker at once through the queue).
+        public var idleClaimInterval: Duration
+
+        /// A configuration.
+        public init(
+            slots: Int = 5, claimBatch: Int = 50, renewalInterval: Duration? = nil,
+            initialBackoff: Duration = .milliseconds(100), maximumBackoff: Duration = .seconds(5),
+            idleClaimInterval: Duration = .seconds(1)
+        ) {
+            self.slots = max(1, slots)
+            self.claimBatch = max(1, claimBatch)
+            self.renewalInterval = renewalInterval
+            self.initialBackoff = initialBackoff
+            self.maximumBackoff = maximumBackoff
+            self.idleClaimInterval = idleClaimInterval
+        }
+    }
+
+    /// What a worker did so far.
+    public struct Statistics: Sendable, Hashable {
+        /// Tasks claimed.
+        public var claimed = 0
+        /// Tasks claimed from an owner whose lease had expired.
+        public var takenOver = 0
+        /// Of those, tasks resumed from a partial file instead of starting from zero.
+        public var resumed = 0
+        /// Tasks this worker ended in the queue (finished or failed).
+        public var finished = 0
+        /// Tasks whose end the queue refused: another owner held them by then.
+        public var refused = 0
+        /// Held tasks dropped because their lease was lost (renewal answered without them, or
+        /// no renewal succeeded for a whole lease).
+        public var lost = 0
+        /// Queue calls that failed (the database unreachable).
+        public var failedCalls = 0
+    }
+
+    /// The manager that downloads.
+    public let manager: DownloadManager
+    /// The shared queue.
+    public let queue: any ClaimingTaskQueue
+    /// How it claims and renews.
+    public let configuration: Configuration
+
+    private let logger: Logger
+    private let state = Mutex(State())
+    private let signal = FleetSignal()
+
+    private struct State {
+        /// The leases held, by URL, as claimed.
+        var held: [String: StoredTask] = [:]
+        /// Ended tasks waiting to be finished in the queue.
+        var outcomes: [String: StoredTask] = [:]
+        var statistics = Statistics()
+    }
+
+    /// A worker for `manager` on `queue`.
+    public init(
+        manager: DownloadManager, queue: any ClaimingTaskQueue, configuration: Configuration = Configuration(),
+        logger: Logger = Logger(label: "peregrine.fleet")
+    ) {
+        self.manager = manager
+        self.queue = queue
+        self.configuration = configuration
+        var logger = logger
+        logger[metadataKey: "owner"] = "\(queue.owner)"
+        self.logger = logger
+    }
+
+    /// What the worker did so far.
+    public var statistics: Statistics { state.withLock { $0.statistics } }
+
+    /// The URLs whose leases this worker holds.
+    public var heldTasks: Set<String> { state.withLock { Set($0.held.keys) } }
+
+    /// Claims, downloads, renews and finishes until the calling task is cancelled; then it
+    /// finishes what ended and gives the tasks it still holds back to the queue (best effort:
+    /// with the database gone, their leases expire instead).
+    public func run() async {
+        let events = manager.events()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.follow(events) }
+            group.addTask { await self.listen() }
+            await self.loop()
+            group.cancelAll()
+        }
+        await shutDown()
+    }
+
+    // MARK: The loop
+
+    private func loop() async {
+        let renewal = configuration.renewalInterval ?? queue.leaseDuration / 3
+        let clock = ContinuousClock()
+        var lastRenewal = clock.now
+        var lastConfirmed = clock.now
+        var backoff = configuration.initialBackoff
+        while !Task.isCancelled {
+            do throws(StoreError) {
+                try flushOutcomes()
+                if clock.now - lastRenewal >= renewal {
+                    try renew()
+                    lastRenewal = clock.now
+                    lastConfirmed = clock.now
+                }
+                let claimed = try claim()
+                backoff = configuration.initialBackoff
+                if claimed > 0 { continue }
+                await signal.wait(timeout: min(renewal, configuration.idleClaimInterval))
+            } catch {
+                state.withLock { $0.statistics.failedCalls += 1 }
+                logger.warning("the queue is unreachable, retrying in \(backoff): \(error.message)")
+                if clock.now - lastConfirmed >= queue.leaseDuration { dropAll() }
+                try? await Task.sleep(for: backoff)
+                backoff = min(backoff * 2, configuration.maximumBackoff)
+            }
+        }
+    }
+
+    /// Fills free slots; returns how many tasks it claimed.
+    private func claim() throws(StoreError) -> Int {
+        let free = configuration.slots - state.withLock { $0.held.count + $0.outcomes.count }
+        guard free > 0 else { return 0 }
+        let leases = try queue.claim(limit: min(free, configuration.claimBatch))
+        for lease in leases { start(lease) }
+        return leases.count
+    }
+
+    private func start(_ lease: TaskLease) {
+        let task = lease.task
+        state.withLock { state in
+            state.held[task.urlString] = task
+            state.statistics.claimed += 1
+            if lease.previousOwner != nil { state.statistics.takenOver += 1 }
+        }
+        do throws(DownloadManagerError) {
+            if manager.task(task.urlString) != nil {
+                // Known from an earlier lease of this service: continue it where it is.
+                _ = try manager.resumeTasks([task.urlString])
+            } else if let partial = partialFile(of: task) {
+                try manager.resumeOuterDownload(
+                    urlString: task.urlString, partialFile: partial.path, validator: partial.validator,
+                    expectedLength: task.expectedLength, in: DownloadListKey(task.list))
+                // The copy is the manager's now; the previous owner's file is left over.
+                unlink(partial.path)
+                _ = try manager.resumeTasks([task.urlString])
+                state.withLock { $0.statistics.resumed += 1 }
+            } else {
+                let item = DownloadItem(
+                    task.urlString, preferredFileName: task.preferredFileName, checksum: task.checksum,
+                    startsImmediately: true)
+                _ = try manager.download([item], in: DownloadListKey(task.list))
+            }
+        } catch {
+            logger.error("cannot start \(task.urlString): \(error)")
+            var failed = task
+            failed.state = .failed(FailureReason(.unknown, message: "\(error)"))
+            state.withLock { state in
+                state.held[task.urlString] = nil
+                state.outcomes[task.urlString] = failed
+            }
+        }
+    }
+
+    /// The previous owner's partial file, cut to the offset it recorded (bytes after it may not
+    /// have reached the disk), when it is in this manager's download directory.
+    private func partialFile(of task: StoredTask) -> (path: String, validator: ResumeValidator?)? {
+        guard task.receivedLength > 0, let name = task.temporaryFileName, let resume = task.resumeRecord,
+            resume.offset > 0, !name.contains("/")
+        else { return nil }
+        let path = manager.downloadDirectory + "/" + name
+        var status = stat()
+        guard stat(path, &status) == 0, Int64(status.st_size) >= resume.offset else { return nil }
+        guard truncate(path, off_t(resume.offset)) == 0 else { return nil }
+        return (path, resume.validator)
+    }
+
+    private func renew() throws(StoreError) {
+        let progress = state.withLock { state in
+            state.held.values.map { claimed -> StoredTask in
+                guard let snapshot = manager.task(claimed.urlString) else { return claimed }
+                var task = StoredTask(snapshot.record)
+                task.state = .downloading
+                return task
+            }
+        }
+        guard !progress.isEmpty else { return }
+        let kept = try queue.renew(progress)
+        let lost = state.withLock { state -> [String] in
+            let lost = state.held.keys.filter { !kept.contains($0) }
+            for url in lost { state.held[url] = nil }
+            state.statistics.lost += lost.count
+            return lost
+        }
+        if !lost.isEmpty {
+            logger.warning("lost \(lost.count) leases to other services; stopping them here")
+            _ = try? manager.stopTasks(lost)
+        }
+    }
+
+    private func flushOutcomes() throws(StoreError) {
+        let outcomes = state.withLock { Array($0.outcomes.values) }
+        guard !outcomes.isEmpty else { return }
+        let ended = try queue.finish(outcomes)
+        state.withLock { state in
+            for outcome in outcomes { state.outcomes[outcome.urlString] = nil }
+            state.statistics.finished += ended.count
+            state.statistics.refused += outcomes.count - ended.count
+        }
+        if ended.count < outcomes.count {
+            logger.warning("\(outcomes.count - ended.count) tasks ended here had been taken over by other services")
+        }
+    }
+
+    /// Stops every held download (their files stay) and forgets the leases: no renewal
+    /// succeeded for a whole lease, so others may hold them now.
+    private func dropAll() {
+        let urls = state.withLock { state -> [String] in
+            let urls = Array(state.held.keys)
+            state.held = [:]
+            state.statistics.lost += urls.count
+            return urls
+        }
+        guard !urls.isEmpty else { return }
+        logger.warning("stopping \(urls.count) downloads whose leases could not be renewed")
+        _ = try? manager.stopTasks(urls)
+    }
+
+    private func shutDown() async {
+        do throws(StoreError) {
+            try flushOutcomes()
+            let held = state.withLock { state in
+                defer { state.held = [:] }
+                return Array(state.held.values)
+            }
+            guard !held.isEmpty else { return }
+            _ = try? manager.stopTasks(held.map(\.urlString))
+            let progress = held.map { claimed -> StoredTask in
+                manager.task(claimed.urlString).map { StoredTask($0.record) } ?? claimed
+            }
+            _ = try queue.release(progress)
+        } catch {
+            logger.warning("cannot hand the held tasks back; their leases will expire: \(error.message)")
+        }
+    }
+
+    // MARK: Events
+
+    /// Records the end of held tasks from the manager's events, and wakes the loop.
+    private func follow(_ events: AsyncStream<DownloadManagerEvent>) async {
+        for await event in events {
+            guard case .task(let engineEvent) = event else { continue }
+            let url: String
+            let ended: DownloadState
+            switch engineEvent {
+            case .finished(let finishedURL, _):
+                url = finishedURL
+                ended = .finished
+            case .failed(let failedURL, let reason):
+                url = failedURL
+                ended = .failed(reason)
+            default:
+                continue
+            }
+            let recorded = state.withLock { state -> Bool in
+                guard let claimed = state.held.removeValue(forKey: url) else { return false }
+                var outcome = manager.task(url).map { StoredTask($0.record) } ?? claimed
+                outcome.state = ended
+                state.outcomes[url] = outcome
+                return true
+            }
+            if recorded { signal.signal() }
+        }
+    }
+
+    /// Wakes the loop when the queue says work was added.
+    private func listen() async {
+        while !Task.isCancelled {
+            if await queue.waitForWork(timeout: .seconds(60)) { signal.signal() }
+        }
+    }
+}
+
+/// A wake-up for the worker's loop: ``signal()`` ends the current or next ``wait(timeout:)``.
+final class FleetSignal: Sendable {
+    private struct State {
+        var pending = false
+        var waiter: CheckedContinuation<Void, Never>?
+        var generation = 0
+    }
+
+    private let state = Mutex(State())
+
+    func signal() {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard let waiter = state.waiter else {
+                state.pending = true
+                return nil
+            }
+            state.waiter = nil
+            return waiter
+        }
+        waiter?.resume()
+    }
+
+    /// Returns at a signal (one that came since the last wait included) or after `timeout`.
+    func wait(timeout: Duration) async {
+        let generation = state.withLock { state -> Int? in
+            if state.pending {
+                state.pending = false
+                return nil
+            }
+            state.generation += 1
+            return state.generation
+        }
+        guard let generation else { return }
+        let timer = Task {
+            try? await Task.sleep(for: timeout)
+            let waiter = self.state.withLock { state -> CheckedContinuation<Void, Never>? in
+                guard state.generation == generation else { return nil }
+                guard let waiter = state.waiter else {
+                    // Not registered yet: the registration finds this and returns at once.
+                    state.pending = true
+                    return nil
+                }
+                state.waiter = nil
+                return waiter
+            }
+            waiter?.resume()
+        }
+        defer { timer.cancel() }
+        await withCheckedContinuation { continuation in
+            let early = state.withLock { state -> Bool in
+                if state.pending {
+                    state.pending = false
+                    return true
+                }
+                state.waiter = continuation
+                return false
+            }
+            if early { continuation.resume() }
+        }
+        // A later wait must not be ended by this one's timer.
+        state.withLock { $0.generation += 1 }
+    }
+}

@@ -1,0 +1,63 @@
+/// A queue of tasks shared by several services (processes, hosts): each service claims tasks
+/// under a lease, works on them, and finishes them; a service that stops renewing loses its
+/// leases and another claims its tasks (issue 20).
+///
+/// Implementation requirements:
+/// 1. ``claim(limit:)`` hands out each claimable task to at most one owner at a time, oldest
+///    first, and never blocks on tasks another owner is claiming (PostgreSQL:
+///    `FOR UPDATE SKIP LOCKED`). A task is claimable when it is waiting (`pending`) or when its
+///    lease has expired; a claim sets the task `downloading` with this queue's ``owner`` and a
+///    lease of ``leaseDuration`` measured by one clock all owners share (the database's).
+/// 2. ``renew(_:)`` extends the leases that this owner still holds, records their progress, and
+///    returns the URLs it still holds; a URL missing from the answer was lost (expired and
+///    claimed by another, or removed): the caller stops working on it and never finishes it.
+/// 3. ``finish(_:)`` ends tasks only where this owner still holds the lease, in one transaction,
+///    and returns the URLs it ended: a task is finished exactly once, by the owner holding it.
+/// 4. ``release(_:)`` gives tasks this owner holds back to the queue (`pending`, no owner), with
+///    their progress, for another owner or a later claim.
+/// 5. ``enqueue(_:)`` adds tasks as `pending` and keeps any task already in the queue under the
+///    same URL untouched; it wakes owners waiting in ``waitForWork(timeout:)``, in any process.
+/// 6. A lost connection throws `StoreError.Code.unavailable`; nothing of the failed call was
+///    written. The owner must then treat its leases as uncertain: renew before finishing.
+public protocol ClaimingTaskQueue: AnyObject, Sendable {
+    /// The queue's name: every owner of one queue uses the same name.
+    var queue: String { get }
+    /// Who this object claims as: unique per service instance (a restarted service takes a new one).
+    var owner: String { get }
+    /// How long a claim or a renewal holds a task without a further renewal.
+    var leaseDuration: Duration { get }
+
+    /// Adds tasks as `pending`; returns the URLs added (a URL already queued is left as it is).
+    func enqueue(_ tasks: [StoredTask]) throws(StoreError) -> [String]
+    /// Claims up to `limit` tasks for ``owner``, oldest first.
+    func claim(limit: Int) throws(StoreError) -> [TaskLease]
+    /// Extends the leases still held, recording each one's progress; returns the URLs still held.
+    func renew(_ progress: [StoredTask]) throws(StoreError) -> Set<String>
+    /// Ends tasks held by ``owner`` with their final records (`finished`, `failed`, `stopped` …);
+    /// returns the URLs ended by this call.
+    func finish(_ outcomes: [StoredTask]) throws(StoreError) -> Set<String>
+    /// Gives held tasks back to the queue as `pending`, keeping their progress; returns the URLs released.
+    func release(_ tasks: [StoredTask]) throws(StoreError) -> Set<String>
+    /// Suspends until work may have been added to the queue (by any owner, in any process) or
+    /// `timeout` passed or the calling task was cancelled; returns whether a notification came.
+    /// A `false` is no proof of an empty queue: callers claim after every return.
+    func waitForWork(timeout: Duration) async -> Bool
+}
+
+/// A task claimed from a ``ClaimingTaskQueue``.
+public struct TaskLease: Sendable, Hashable {
+    /// The task as last recorded: a task taken over from a lost owner keeps its received length
+    /// and resume record, so the new owner resumes when it can reach the partial file.
+    public var task: StoredTask
+    /// How many times the task was claimed, this claim included (1 for a first claim).
+    public var attempt: Int
+    /// The owner whose lease expired before this claim, for a task taken over; nil otherwise.
+    public var previousOwner: String?
+
+    /// A lease.
+    public init(task: StoredTask, attempt: Int, previousOwner: String? = nil) {
+        self.task = task
+        self.attempt = attempt
+        self.previousOwner = previousOwner
+    }
+}

@@ -1,0 +1,189 @@
+import Foundation
+import Peregrine
+import PeregrineFleet
+import PeregrineMockTransport
+import PeregrinePostgresStorage
+import TestSupport
+import Testing
+
+/// Download managers as services of one fleet: one PostgreSQL queue, the mock transport, a
+/// shared download directory (issue 20).
+@Suite("Fleet workers on a shared PostgreSQL queue")
+struct FleetWorkerTests {
+    /// One service: a manager with a store of its own and a worker on the shared queue.
+    private struct Service {
+        let manager: DownloadManager
+        let queue: PostgresClaimingQueue
+        let worker: FleetWorker
+        let run: Task<Void, Never>
+
+        func stop() async {
+            run.cancel()
+            await run.value
+            queue.close()
+        }
+    }
+
+    private func service(
+        _ name: String, scratch: TemporaryDirectory, server: MockServer, connection: String,
+        mode: MockTransport.Mode = .automatic, lease: Duration = .seconds(30), slots: Int = 8
+    ) throws -> Service {
+        let manager = try DownloadManager(
+            identifier: name,
+            configuration: DownloadManager.Configuration(
+                downloadDirectory: scratch.path("downloads"), stateDirectory: scratch.path("state-\(name)"),
+                transport: MockTransport(server: server, mode: mode), maxDownloadCount: slots))
+        let queue = try PostgresClaimingQueue(
+            queue: "fleet", connectionString: connection, owner: name, leaseDuration: lease)
+        let worker = FleetWorker(
+            manager: manager, queue: queue,
+            configuration: FleetWorker.Configuration(
+                slots: slots, initialBackoff: .milliseconds(20), maximumBackoff: .milliseconds(200),
+                idleClaimInterval: .milliseconds(50)))
+        return Service(manager: manager, queue: queue, worker: worker, run: Task { await worker.run() })
+    }
+
+    private func task(_ url: String) -> StoredTask {
+        StoredTask(urlString: url, receivedLength: 0, state: .pending, addedAt: Date())
+    }
+
+    /// Waits (at most 120 s, however slow the machine) until `condition` holds.
+    private func eventually(_ what: String, _ condition: () async throws -> Bool) async throws {
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(120)
+        while clock.now < deadline {
+            if try await condition() { return }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        Issue.record("timed out waiting until \(what)")
+    }
+
+    @Test func everyTaskIsDownloadedAndFinishedExactlyOnceAcrossServices() async throws {
+        let scratch = try TemporaryDirectory(prefix: "peregrine-fleet")
+        defer { scratch.remove() }
+        let (postgres, database, connection) = try await FleetPostgres.freshDatabase("fleet")
+        let server = MockServer()
+        let count = 90
+        for index in 0..<count {
+            // Zero-byte files and small ones.
+            server.setRoute(
+                .file(.generated(seed: UInt64(index), count: index % 2 == 0 ? 0 : 3000)), for: "/\(index).bin")
+        }
+        let services = try (0..<3).map { number in
+            try service("service-\(number)", scratch: scratch, server: server, connection: connection)
+        }
+        let urls = (0..<count).map { "http://mock.test/\($0).bin" }
+        #expect(try services[0].queue.enqueue(urls.map(task)).count == count)
+        try await eventually("every task was finished") {
+            services.map(\.worker.statistics.finished).reduce(0, +) == count
+        }
+        for service in services { await service.stop() }
+
+        let statistics = services.map(\.worker.statistics)
+        #expect(statistics.map(\.finished).reduce(0, +) == count)
+        #expect(statistics.allSatisfy { $0.refused == 0 && $0.lost == 0 && $0.takenOver == 0 })
+        for index in 0..<count {
+            // Fetched once, by one service, and the file is right.
+            #expect(server.requests(for: "/\(index).bin").count == 1, "\(index)")
+            let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: scratch.path("downloads/\(index).bin"))))
+            #expect(bytes == MockBody.generated(seed: UInt64(index), count: index % 2 == 0 ? 0 : 3000).allBytes)
+        }
+        #expect(
+            try await postgres.psql(
+                "SELECT count(*), max(claims) FROM peregrine_tasks WHERE store = 'fleet' AND state = 'finished'",
+                database: database) == "\(count)|1")
+    }
+
+    @Test func aDeadServicesTaskResumesFromItsPartialFileOnSharedStorage() async throws {
+        let scratch = try TemporaryDirectory(prefix: "peregrine-fleet")
+        defer { scratch.remove() }
+        let (_, _, connection) = try await FleetPostgres.freshDatabase("resume")
+        let server = MockServer()
+        let body = MockBody.generated(seed: 7, count: 100_000)
+        server.setRoute(.file(body, entityTag: .fixed("\"v1\"")), for: "/big.bin")
+        let url = "http://mock.test/big.bin"
+
+        // A service claimed the task, wrote 40,000 bytes to the shared directory, recorded them,
+        // and died: it never renews again.
+        let dead = try PostgresClaimingQueue(
+            queue: "fleet", connectionString: connection, owner: "dead", leaseDuration: .milliseconds(200))
+        defer { dead.close() }
+        _ = try dead.enqueue([task(url)])
+        var claimed = try #require(try dead.claim(limit: 1).first).task
+        try FileManager.default.createDirectory(atPath: scratch.path("downloads"), withIntermediateDirectories: true)
+        try Data(body.bytes(in: 0..<40_000)).write(to: URL(fileURLWithPath: scratch.path("downloads/dead.part")))
+        claimed.temporaryFileName = "dead.part"
+        claimed.receivedLength = 40_000
+        claimed.expectedLength = 100_000
+        claimed.resumeRecord = ResumeRecord(offset: 40_000, validator: .entityTag("\"v1\""), expectedLength: 100_000)
+        #expect(try dead.renew([claimed]) == [url])
+
+        let heir = try service("heir", scratch: scratch, server: server, connection: connection)
+        try await eventually("the heir finished the task") { heir.worker.statistics.finished == 1 }
+        await heir.stop()
+        #expect(heir.worker.statistics.takenOver == 1)
+        #expect(heir.worker.statistics.resumed == 1)
+        let requests = server.requests(for: "/big.bin")
+        #expect(requests.count == 1)
+        #expect(requests.first?.headers["Range"] == "bytes=40000-")
+        let file = try #require(heir.manager.filePath(ofTask: url))
+        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: file))) == body.allBytes)
+        // The dead service, back, cannot finish what it lost.
+        #expect(try dead.finish([claimed]).isEmpty)
+    }
+
+    @Test func aServiceCutOffFromTheDatabaseStopsItsDownloadsAndAnotherFinishesThem() async throws {
+        let scratch = try TemporaryDirectory(prefix: "peregrine-fleet")
+        defer { scratch.remove() }
+        let (postgres, database, connection) = try await FleetPostgres.freshDatabase("cutoff")
+        let role = FleetPostgres.uniqueName("cut")
+        try await postgres.psql(
+            "CREATE ROLE \(role) LOGIN PASSWORD 'hunter2'; GRANT ALL ON SCHEMA public TO \(role)", database: database)
+        let server = MockServer()
+        for index in 0..<3 {
+            server.setRoute(.file(.generated(seed: UInt64(index), count: 5000)), for: "/\(index).bin")
+        }
+        let urls = (0..<3).map { "http://mock.test/\($0).bin" }
+
+        // The schema exists before the restricted role opens the queue.
+        let adder = try PostgresClaimingQueue(queue: "fleet", connectionString: connection, owner: "adder")
+        defer { adder.close() }
+        try await postgres.psql(
+            "GRANT ALL ON ALL TABLES IN SCHEMA public TO \(role); GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO \(role)",
+            database: database)
+        // Its transfers never move (a manual clock nobody advances): it holds its tasks until cut off.
+        let cut = try service(
+            "cut", scratch: scratch, server: server,
+            connection: "postgresql://\(role):hunter2@127.0.0.1:\(postgres.port)/\(database)", mode: .manual,
+            lease: .milliseconds(300), slots: 3)
+        _ = try adder.enqueue(urls.map(task))
+        try await eventually("the first service holds every task") { cut.worker.heldTasks.count == 3 }
+
+        try await postgres.psql(
+            "ALTER ROLE \(role) NOLOGIN; SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE usename = '\(role)'",
+            database: database)
+        try await eventually("the cut-off service dropped its leases") { cut.worker.statistics.lost == 3 }
+        let heir = try service("heir", scratch: scratch, server: server, connection: connection)
+        try await eventually("the other service finished the tasks") { heir.worker.statistics.finished == 3 }
+
+        #expect(cut.worker.statistics.finished == 0)
+        #expect(cut.worker.statistics.failedCalls > 0)
+        #expect(cut.worker.heldTasks.isEmpty)
+        #expect(heir.worker.statistics.takenOver == 3)
+        for index in 0..<3 {
+            let file = try #require(heir.manager.filePath(ofTask: urls[index]))
+            #expect(
+                try [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))
+                    == MockBody.generated(seed: UInt64(index), count: 5000).allBytes)
+        }
+        // Back on the database, it finds nothing to do and finishes nothing.
+        try await postgres.psql("ALTER ROLE \(role) LOGIN", database: database)
+        await heir.stop()
+        await cut.stop()
+        #expect(cut.worker.statistics.finished == 0 && cut.worker.statistics.refused == 0)
+        #expect(
+            try await postgres.psql(
+                "SELECT count(*), max(claims) FROM peregrine_tasks WHERE store = 'fleet' AND state = 'finished'",
+                database: database) == "3|2")
+    }
+}

@@ -1,0 +1,192 @@
+import Foundation
+import PeregrinePostgresStorage
+import PeregrineStorageTestKit
+import TestSupport
+import Testing
+
+/// Several owners (services) sharing one queue in one database: claims under leases, take-over
+/// of expired leases, finishing exactly once, wake-ups through LISTEN/NOTIFY (issue 20).
+@Suite("PostgreSQL shared queue")
+struct PostgresClaimingQueueTests {
+    private func tasks(_ range: ClosedRange<Int>) -> [StoredTask] {
+        range.map { StoreFixtures.task($0) }
+    }
+
+    private func finished(_ leases: [TaskLease]) -> [StoredTask] {
+        leases.map { lease in
+            var task = lease.task
+            task.state = .finished
+            task.receivedLength = task.expectedLength ?? 0
+            return task
+        }
+    }
+
+    /// Claims until `body` says stop or `deadline` passes, waiting for work between empty claims.
+    private func claimUntil(
+        _ queue: PostgresClaimingQueue, within deadline: Duration = .seconds(120),
+        _ body: ([TaskLease]) throws -> Bool
+    ) async throws {
+        let clock = ContinuousClock()
+        let end = clock.now + deadline
+        while clock.now < end {
+            let leases = try queue.claim(limit: 50)
+            if try body(leases) { return }
+            if leases.isEmpty { _ = await queue.waitForWork(timeout: .milliseconds(50)) }
+        }
+        Issue.record("the claims did not end within \(deadline)")
+    }
+
+    @Test func everyTaskIsFinishedExactlyOnceByConcurrentOwners() async throws {
+        let (server, database, connection) = try await SharedPostgres.freshDatabase("claims")
+        let owners = try (0..<4).map { number in
+            try PostgresClaimingQueue(queue: "shared", connectionString: connection, owner: "service-\(number)")
+        }
+        defer { for owner in owners { owner.close() } }
+        let count = 1000
+        #expect(try owners[0].enqueue(tasks(1...count)).count == count)
+        // A second addition of queued URLs adds nothing.
+        #expect(try owners[1].enqueue(tasks(1...10)).isEmpty)
+
+        let finishedByOwner = try await withThrowingTaskGroup(of: [String].self) { group in
+            for owner in owners {
+                group.addTask {
+                    var finished: [String] = []
+                    while true {
+                        let leases = try owner.claim(limit: 50)
+                        if leases.isEmpty { return finished }
+                        #expect(leases.allSatisfy { $0.attempt == 1 && $0.previousOwner == nil })
+                        let ended = try owner.finish(self.finished(leases))
+                        #expect(ended == Set(leases.map(\.task.urlString)))
+                        finished += ended
+                    }
+                }
+            }
+            return try await group.reduce(into: [[String]]()) { $0.append($1) }
+        }
+        let all = finishedByOwner.flatMap { $0 }
+        #expect(all.count == count)
+        #expect(Set(all) == Set(tasks(1...count).map(\.urlString)))
+        #expect(
+            try await server.psql(
+                "SELECT count(*), max(claims) FROM peregrine_tasks WHERE store = 'shared' AND state = 'finished'",
+                database: database) == "\(count)|1")
+        // Nothing is left to claim, and a finished task cannot be finished again.
+        #expect(try owners[2].claim(limit: 50).isEmpty)
+        #expect(try owners[3].finish(tasks(1...5)).isEmpty)
+    }
+
+    @Test func aDeadOwnersLeasesExpireAndAnotherResumesFromTheRecordedOffset() async throws {
+        let (_, _, connection) = try await SharedPostgres.freshDatabase("takeover")
+        let dead = try PostgresClaimingQueue(
+            queue: "q", connectionString: connection, owner: "dead", leaseDuration: .milliseconds(200))
+        let heir = try PostgresClaimingQueue(queue: "q", connectionString: connection, owner: "heir")
+        defer {
+            dead.close()
+            heir.close()
+        }
+        _ = try heir.enqueue(tasks(1...3))
+        let claimed = try dead.claim(limit: 10)
+        #expect(claimed.map(\.task.urlString).sorted() == tasks(1...3).map(\.urlString).sorted())
+        var progressed = claimed[0].task
+        progressed.receivedLength = 500
+        #expect(try dead.renew([progressed]) == [progressed.urlString])
+
+        // The owner stops renewing (killed, frozen, cut off): its leases expire and the heir takes them.
+        var taken: [TaskLease] = []
+        try await claimUntil(heir) { leases in
+            taken += leases
+            return taken.count == 3
+        }
+        #expect(taken.allSatisfy { $0.previousOwner == "dead" && $0.attempt == 2 })
+        #expect(taken.first { $0.task.urlString == progressed.urlString }?.task.receivedLength == 500)
+
+        // The old owner comes back: it holds nothing, and cannot finish or release what it lost.
+        #expect(try dead.renew(claimed.map(\.task)).isEmpty)
+        #expect(try dead.finish(finished(claimed)).isEmpty)
+        #expect(try dead.release(claimed.map(\.task)).isEmpty)
+        #expect(try heir.finish(finished(taken)) == Set(taken.map(\.task.urlString)))
+    }
+
+    @Test func anOwnerCutOffFromTheDatabaseDoesNotFinishATaskAnotherTook() async throws {
+        let application = SharedPostgres.uniqueName("cutoff")
+        let (server, database, connection) = try await SharedPostgres.freshDatabase(
+            "cutoff", applicationName: application)
+        let otherConnection = server.connectionString(database: database)
+        let cut = try PostgresClaimingQueue(
+            queue: "q", connectionString: connection, owner: "cut", leaseDuration: .milliseconds(200))
+        let other = try PostgresClaimingQueue(queue: "q", connectionString: otherConnection, owner: "other")
+        defer {
+            cut.close()
+            other.close()
+        }
+        _ = try other.enqueue(tasks(1...5))
+        let claimed = try cut.claim(limit: 10)
+        #expect(claimed.count == 5)
+
+        let terminated = try await server.psql(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = '\(application)'",
+            database: database)
+        #expect(terminated == "2")  // the working connection and the listening one
+
+        // Its next call fails typed, or connects again; either way its leases are not its own
+        // once they expired and the other owner took them.
+        var taken: [TaskLease] = []
+        try await claimUntil(other) { leases in
+            taken += leases
+            return taken.count == 5
+        }
+        #expect(taken.allSatisfy { $0.previousOwner == "cut" })
+        do {
+            #expect(try cut.finish(finished(claimed)).isEmpty)
+        } catch {
+            #expect(error.code == .unavailable)
+            #expect(!error.description.contains(server.password))
+            #expect(try cut.finish(finished(claimed)).isEmpty)
+        }
+        #expect(try cut.claim(limit: 10).isEmpty)
+        #expect(try other.finish(finished(taken)).count == 5)
+        #expect(
+            try await server.psql(
+                "SELECT count(*) FROM peregrine_tasks WHERE store = 'q' AND state = 'finished'", database: database)
+                == "5")
+    }
+
+    @Test func anIdleOwnerWakesWhenAnotherAddsWork() async throws {
+        let (_, _, connection) = try await SharedPostgres.freshDatabase("wake")
+        let idle = try PostgresClaimingQueue(queue: "q", connectionString: connection, owner: "idle")
+        let adder = try PostgresClaimingQueue(queue: "q", connectionString: connection, owner: "adder")
+        let elsewhere = try PostgresClaimingQueue(queue: "other", connectionString: connection, owner: "elsewhere")
+        defer {
+            idle.close()
+            adder.close()
+            elsewhere.close()
+        }
+        #expect(try idle.claim(limit: 10).isEmpty)
+        // Work added to another queue does not wake this one (the wait times out: false).
+        _ = try elsewhere.enqueue(tasks(1...1))
+        #expect(await idle.waitForWork(timeout: .milliseconds(300)) == false)
+        let woke = Task { await idle.waitForWork(timeout: .seconds(600)) }
+        _ = try adder.enqueue(tasks(1...2))
+        #expect(await woke.value)
+        #expect(try idle.claim(limit: 10).count == 2)
+    }
+
+    @Test func releasedTasksGoBackToTheQueueWithTheirProgress() async throws {
+        let (_, _, connection) = try await SharedPostgres.freshDatabase("release")
+        let first = try PostgresClaimingQueue(queue: "q", connectionString: connection, owner: "first")
+        let second = try PostgresClaimingQueue(queue: "q", connectionString: connection, owner: "second")
+        defer {
+            first.close()
+            second.close()
+        }
+        _ = try first.enqueue(tasks(1...2))
+        var held = try first.claim(limit: 10).map(\.task)
+        #expect(try second.claim(limit: 10).isEmpty)
+        held[0].receivedLength = 123
+        #expect(try first.release(held) == Set(held.map(\.urlString)))
+        let again = try second.claim(limit: 10)
+        #expect(again.count == 2)
+        #expect(again.allSatisfy { $0.previousOwner == nil && $0.attempt == 2 })
+        #expect(again.first { $0.task.urlString == held[0].urlString }?.task.receivedLength == 123)
+    }
+}
