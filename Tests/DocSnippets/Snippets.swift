@@ -129,8 +129,21 @@ func snippetGettingstartedLine157() async throws {
     _ = manager
 }
 
-// Docs/GettingStarted.md:208
-func snippetGettingstartedLine208() async throws {
+// Docs/GettingStarted.md:190
+func snippetGettingstartedLine190() async throws {
+    let configured = DownloadManager.Configuration()
+    var configuration = configured
+    configuration.transport = CurlTransport(configuration: .init(maxConnectionsPerHost: 8))  // shared by all tasks
+    configuration.segmentation = Segmentation(maxConnectionsPerTask: 8)  // split a file over up to 8
+    let manager = try DownloadManager(identifier: "main", configuration: configuration)
+    manager.overallSpeedLimit = try SpeedLimit.parse("8M")               // every transfer together
+    manager.setSpeedLimit(try SpeedLimit.parse("1M"), forList: "background")
+    manager.setSpeedLimit(try SpeedLimit(bytesPerSecond: 250_000), forTask: "https://example.org/a.iso")
+    _ = (configured, configuration, manager)
+}
+
+// Docs/GettingStarted.md:223
+func snippetGettingstartedLine223() async throws {
     let stateDirectory = "/tmp/state"
     let downloadDirectory = "/tmp/downloads"
 
@@ -144,8 +157,8 @@ func snippetGettingstartedLine208() async throws {
     _ = (stateDirectory, downloadDirectory, store, queue)
 }
 
-// Docs/GettingStarted.md:228
-func snippetGettingstartedLine228() async throws {
+// Docs/GettingStarted.md:243
+func snippetGettingstartedLine243() async throws {
     let transport = CurlTransport()                 // one thread, shared by every transfer
     let request = try TransferRequest(url: "https://example.org/a.iso")
     let sink = try FileSink(path: "/srv/downloads/.a.iso.part")
@@ -164,8 +177,8 @@ func snippetGettingstartedLine228() async throws {
     _ = (transport, request, sink)
 }
 
-// Docs/GettingStarted.md:253
-func snippetGettingstartedLine253() async throws {
+// Docs/GettingStarted.md:268
+func snippetGettingstartedLine268() async throws {
     let transport = CurlTransport()
     let request = try TransferRequest(url: "https://example.org/a.iso")
     let sink = MemorySink()
@@ -181,8 +194,8 @@ func snippetGettingstartedLine253() async throws {
     _ = (transport, request, sink, id, events)
 }
 
-// Docs/GettingStarted.md:271
-func snippetGettingstartedLine271() async throws {
+// Docs/GettingStarted.md:286
+func snippetGettingstartedLine286() async throws {
     var request = try TransferRequest(url: "https://example.org/a.iso")
     request.trust = .customCA(path: "/etc/my-ca.pem")                       // instead of the system CAs
     request.trust = .pinnedPublicKeys(["base64-sha256-of-spki="])          // plus pinning
@@ -194,8 +207,8 @@ func snippetGettingstartedLine271() async throws {
     _ = request
 }
 
-// Docs/GettingStarted.md:289
-func snippetGettingstartedLine289() async throws {
+// Docs/GettingStarted.md:304
+func snippetGettingstartedLine304() async throws {
     let server = MockServer()
     server.setRoute(.file(.generated(seed: 42, count: 5_000_000), entityTag: .fixed("\"v1\"")), for: "/f.bin")
     server.setRoute(.redirect(302, to: "/f.bin"), for: "/latest")
