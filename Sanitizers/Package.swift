@@ -2,11 +2,12 @@
 import Foundation
 import PackageDescription
 
-// The ThreadSanitizer run's test bundle (Scripts/sanitize.sh --thread): only the suites that
-// exercise threads — the engine, the facade with its stress test, the curl transport and the
-// stores — plus the controls, built against the main package by path. A sanitized build of the
-// main package's own test bundle would compile every test target and every dependency again
-// (BoringSSL, SwiftNIO, Hummingbird, PostgresNIO); this package links none of them.
+// The sanitizer runs' test bundle (Scripts/sanitize.sh): only the suites that exercise threads —
+// the engine, the facade with its stress test, the curl transport and the stores — for
+// ThreadSanitizer, the parsers' suites for AddressSanitizer, and the controls, built against the
+// main package by path. A sanitized build of the main package's own test bundle would compile
+// every test target and every dependency again (BoringSSL, SwiftNIO, Hummingbird, PostgresNIO);
+// this package links none of them.
 //
 // `Tests/<Suite>` are symbolic links to the main package's `Tests/<Suite>`, so the sources are
 // the same files.
@@ -81,6 +82,27 @@ let package = Package(
                 product("PeregrineJSONStorage"), product("PeregrineCore"), product("PeregrineStorageTestKit"),
                 "TestSupport",
             ]
+        ),
+        // The parsers' suites, for the AddressSanitizer run (Scripts/sanitize.sh --address runs
+        // their parser tests only, with FileNamingTests and StoreFormatTests from the suites above).
+        suite(
+            "PeregrineAuthTests",
+            dependencies: [
+                product("PeregrineAuth"), product("PeregrineCore"), product("PeregrineTransport"),
+                product("PeregrineMockTransport"), product("PeregrineCurlTransport"),
+                product("PeregrineVerification"), "TestSupport",
+            ]
+        ),
+        suite(
+            "PeregrineVerificationTests",
+            dependencies: [
+                product("PeregrineVerification"), product("PeregrineCore"), product("PeregrineEngine"),
+                product("PeregrineTransport"), "TestSupport",
+            ]
+        ),
+        suite(
+            "PeregrineThumbnailsTests",
+            dependencies: [product("PeregrineThumbnails"), product("PeregrineCore"), "TestSupport"]
         ),
         // A deliberate data race and a deliberate lock-order inversion, each run alone by
         // Scripts/sanitize.sh, which fails unless ThreadSanitizer reports it.

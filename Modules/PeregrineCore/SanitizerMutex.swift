@@ -17,10 +17,12 @@
 /// `Synchronization.Mutex` itself, so this type costs them nothing.
 ///
 /// The mutex is error-checking: locking it again on the thread that holds it traps, as
-/// `Synchronization.Mutex` does, rather than hanging.
+/// `Synchronization.Mutex` does, rather than hanging. Every lock also goes through
+/// ``LockOrderChecker``, which aborts with a report on a lock-order inversion.
 package struct SanitizerMutex<Value: ~Copyable>: ~Copyable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let value: UnsafeMutablePointer<Value>
+    private let id = LockOrderChecker.register()
 
     /// Creates a lock that protects `initialValue`.
     package init(_ initialValue: consuming sending Value) {
@@ -36,6 +38,7 @@ package struct SanitizerMutex<Value: ~Copyable>: ~Copyable {
     }
 
     deinit {
+        LockOrderChecker.forget(id)
         value.deinitialize(count: 1)
         value.deallocate()
         pthread_mutex_destroy(mutex)
@@ -47,9 +50,14 @@ package struct SanitizerMutex<Value: ~Copyable>: ~Copyable {
     package borrowing func withLock<Result: ~Copyable, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result {
+        LockOrderChecker.willLock(id)
         let locked = pthread_mutex_lock(mutex)
         precondition(locked == 0, "Recursive call to lock SanitizerMutex (error \(locked))")
-        defer { pthread_mutex_unlock(mutex) }
+        LockOrderChecker.didLock(id)
+        defer {
+            LockOrderChecker.willUnlock(id)
+            pthread_mutex_unlock(mutex)
+        }
         return try body(&value.pointee)
     }
 
@@ -59,7 +67,11 @@ package struct SanitizerMutex<Value: ~Copyable>: ~Copyable {
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result? {
         guard pthread_mutex_trylock(mutex) == 0 else { return nil }
-        defer { pthread_mutex_unlock(mutex) }
+        LockOrderChecker.didLock(id)
+        defer {
+            LockOrderChecker.willUnlock(id)
+            pthread_mutex_unlock(mutex)
+        }
         return try body(&value.pointee)
     }
 }
