@@ -22,7 +22,7 @@
 package struct SanitizerMutex<Value: ~Copyable>: ~Copyable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let value: UnsafeMutablePointer<Value>
-    private let id = LockOrderChecker.register()
+    private let id: LockOrderChecker.LockID
 
     /// Creates a lock that protects `initialValue`.
     package init(_ initialValue: consuming sending Value) {
@@ -35,6 +35,7 @@ package struct SanitizerMutex<Value: ~Copyable>: ~Copyable {
         pthread_mutexattr_destroy(&attributes)
         value = .allocate(capacity: 1)
         value.initialize(to: initialValue)
+        id = LockOrderChecker.register()
     }
 
     deinit {
@@ -50,14 +51,8 @@ package struct SanitizerMutex<Value: ~Copyable>: ~Copyable {
     package borrowing func withLock<Result: ~Copyable, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result {
-        LockOrderChecker.willLock(id)
-        let locked = pthread_mutex_lock(mutex)
-        precondition(locked == 0, "Recursive call to lock SanitizerMutex (error \(locked))")
-        LockOrderChecker.didLock(id)
-        defer {
-            LockOrderChecker.willUnlock(id)
-            pthread_mutex_unlock(mutex)
-        }
+        lock()
+        defer { unlock() }
         return try body(&value.pointee)
     }
 
@@ -66,13 +61,27 @@ package struct SanitizerMutex<Value: ~Copyable>: ~Copyable {
     package borrowing func withLockIfAvailable<Result: ~Copyable, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result? {
-        guard pthread_mutex_trylock(mutex) == 0 else { return nil }
-        LockOrderChecker.didLock(id)
-        defer {
-            LockOrderChecker.willUnlock(id)
-            pthread_mutex_unlock(mutex)
-        }
+        guard tryLock() else { return nil }
+        defer { unlock() }
         return try body(&value.pointee)
+    }
+
+    private borrowing func lock() {
+        LockOrderChecker.willLock(id)
+        let locked = pthread_mutex_lock(mutex)
+        precondition(locked == 0, "Recursive call to lock SanitizerMutex (error \(locked))")
+        LockOrderChecker.didLock(id)
+    }
+
+    private borrowing func tryLock() -> Bool {
+        guard pthread_mutex_trylock(mutex) == 0 else { return false }
+        LockOrderChecker.didLock(id)
+        return true
+    }
+
+    private borrowing func unlock() {
+        LockOrderChecker.willUnlock(id)
+        pthread_mutex_unlock(mutex)
     }
 }
 

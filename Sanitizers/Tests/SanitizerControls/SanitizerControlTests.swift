@@ -1,5 +1,6 @@
 import Foundation
 import PeregrineCore
+import Synchronization
 import Testing
 
 /// Bugs planted for ThreadSanitizer to find. Scripts/sanitize.sh runs each alone with
@@ -11,21 +12,28 @@ import Testing
         ProcessInfo.processInfo.environment["PEREGRINE_SANITIZER_CONTROL"] == name
     }
 
-    /// Two threads write one integer with nothing ordering the writes.
+    /// Two threads write one integer with nothing ordering the writes. Each waits until both
+    /// are running (relaxed atomics, which order nothing for ThreadSanitizer), so neither can have
+    /// ended, and no lock of Foundation's thread bookkeeping can order the writes, before the other
+    /// writes.
     @Test(.enabled(if: planted("race")))
     func dataRaceIsReported() async {
-        let shared = UnsafeMutablePointer<Int>.allocate(capacity: 1)
-        shared.initialize(to: 0)
-        let address = UInt(bitPattern: shared)
-        let threads = (1...2).map { value in
-            Thread {
-                // An unsynchronized write: the race the sanitizer must report.
-                UnsafeMutablePointer<Int>(bitPattern: address)!.pointee = value
-            }
+        final class Shared: @unchecked Sendable {
+            let running = Atomic<Int>(0)
+            let finished = Atomic<Int>(0)
+            var value = 0
         }
-        for thread in threads { thread.start() }
-        while !threads.allSatisfy(\.isFinished) { await Task.yield() }
-        #expect([1, 2].contains(shared.pointee))
+        let shared = Shared()
+        for value in 1...2 {
+            Thread {
+                shared.running.add(1, ordering: .relaxed)
+                while shared.running.load(ordering: .relaxed) < 2 {}
+                // An unsynchronized write: the race the sanitizer must report.
+                shared.value = value
+                shared.finished.add(1, ordering: .relaxed)
+            }.start()
+        }
+        while shared.finished.load(ordering: .relaxed) < 2 { await Task.yield() }
     }
 
     /// One thread takes lock A then lock B, a later one B then A: the order that deadlocks two
