@@ -8,9 +8,11 @@
 #              controls: a planted data race must be reported, and a planted lock-order
 #              inversion on SanitizerMutex must be reported (by its lock-order check: the TSan
 #              runtime of this toolchain reports none, see Docs/Reliability.md).
-#   --address  AddressSanitizer with UndefinedBehaviorSanitizer: the parsers' suites (file naming
-#              and Content-Disposition, authentication challenges and Digest, checksums and
-#              checksum lists, the JSON and binary-plist record formats, image headers).
+#   --address  AddressSanitizer (with LeakSanitizer) in a debug build, which traps on integer
+#              overflow and out-of-bounds access by itself (swiftc has no -sanitize=undefined on
+#              Linux): the parsers' suites (file naming and Content-Disposition, authentication
+#              challenges and Digest, checksums and checksum lists, the JSON and binary-plist
+#              record formats, image headers).
 #
 # Usage: Scripts/sanitize.sh [--thread] [--address] [--seeds "1 2 3"] [--suites "A B"] [--no-control]
 #   (neither mode given: both)
@@ -141,12 +143,14 @@ fi
 
 if ((address)); then
     scratch=$root/.build-asan
-    asan=(--sanitize=address --sanitize=undefined)
+    # Only address: swiftc rejects -sanitize=undefined on Linux ("unsupported option"), and what
+    # UndefinedBehaviorSanitizer checks in C (overflow, out-of-bounds, bad casts) a debug Swift
+    # build traps on by itself; Peregrine's C is header-only shims over system libraries.
+    asan=(--sanitize=address)
     build address "$scratch" "${asan[@]}"
     # LeakSanitizer stays on: a parser that leaks fails too.
     export ASAN_OPTIONS="halt_on_error=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
-    export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
-    echo "== AddressSanitizer + UndefinedBehaviorSanitizer (ASAN_OPTIONS=$ASAN_OPTIONS UBSAN_OPTIONS=$UBSAN_OPTIONS)"
+    echo "== AddressSanitizer (ASAN_OPTIONS=$ASAN_OPTIONS), in a debug build, which traps on overflow"
     parsers=(
         "PeregrineEngineTests.FileNamingTests" "PeregrineEngineTests.EngineNamingTests"
         "PeregrineAuthTests.ChallengeParserTests" "PeregrineAuthTests.ChallengeParserFuzzTests"
@@ -160,7 +164,7 @@ if ((address)); then
     )
     filters=()
     for suite in "${parsers[@]}"; do filters+=(--filter "$suite\b"); done
-    echo "   swift test --package-path Sanitizers --skip-build --sanitize=address --sanitize=undefined ${filters[*]}"
+    echo "   swift test --package-path Sanitizers --skip-build --sanitize=address ${filters[*]}"
     run "address parsers" "$work/address.log" \
         swift test --package-path Sanitizers --skip-build --scratch-path "$scratch" "${asan[@]}" "${filters[@]}"
 fi

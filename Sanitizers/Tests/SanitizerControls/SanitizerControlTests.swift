@@ -21,7 +21,7 @@ import Testing
         final class Shared: @unchecked Sendable {
             let running = Atomic<Int>(0)
             let finished = Atomic<Int>(0)
-            var value = 0
+            let value = UnsafeMutablePointer<Int>.allocate(capacity: 1)
         }
         let shared = Shared()
         for value in 1...2 {
@@ -29,11 +29,12 @@ import Testing
                 shared.running.add(1, ordering: .relaxed)
                 while shared.running.load(ordering: .relaxed) < 2 {}
                 // An unsynchronized write: the race the sanitizer must report.
-                shared.value = value
+                shared.value.pointee = value
                 shared.finished.add(1, ordering: .relaxed)
             }.start()
         }
         while shared.finished.load(ordering: .relaxed) < 2 { await Task.yield() }
+        shared.value.deallocate()
     }
 
     /// One thread takes lock A then lock B, a later one B then A: the order that deadlocks two
