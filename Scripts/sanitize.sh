@@ -17,7 +17,7 @@
 # Usage: Scripts/sanitize.sh [--thread] [--address] [--seeds "1 2 3"] [--suites "A B"] [--no-control]
 #   (neither mode given: both)
 #   --seeds S     the stress test's seeds, one run each (default: $PEREGRINE_SANITIZE_SEEDS, else
-#                 "1 2 3 4"); replay one with PEREGRINE_STRESS_SEED=S
+#                 "1 2 3 4 5 6 7 8"); replay one with PEREGRINE_STRESS_SEED=S
 #   --suites S    the thread run's suites (default: PeregrineEngineTests PeregrineTests
 #                 PeregrineCurlTransportTests PeregrineStorageTests; the stress test is separate)
 #   --no-control  skip the controls
@@ -31,7 +31,7 @@ root=$PWD
 
 thread=0
 address=0
-seeds=${PEREGRINE_SANITIZE_SEEDS:-1 2 3 4}
+seeds=${PEREGRINE_SANITIZE_SEEDS:-1 2 3 4 5 6 7 8}
 suites="PeregrineEngineTests PeregrineTests PeregrineCurlTransportTests PeregrineStorageTests"
 control=1
 while (($#)); do

@@ -44,7 +44,7 @@ bash Examples/PickAndMix/check.sh
 bash Scripts/fuzz.sh --runs "${PEREGRINE_FUZZ_RUNS:-30000}"
 
 # ThreadSanitizer (Sanitizers/, a package of the thread-using suites only): the engine, facade,
-# curl transport and store suites and the stress test on four seeds, every lock one TSan sees,
+# curl transport and store suites and the stress test on eight seeds, every lock one TSan sees,
 # after the controls that prove a planted race and a planted lock-order inversion are reported.
 # The parsers under AddressSanitizer: bash Scripts/sanitize.sh --address
 bash Scripts/sanitize.sh --thread
