@@ -42,3 +42,9 @@ bash Examples/PickAndMix/check.sh
 # The libFuzzer harnesses (Fuzz/), a bounded run with a fixed, printed seed, plus the control
 # that proves a planted bug is found. Longer runs: PEREGRINE_FUZZ_RUNS=1000000 bash Scripts/fuzz.sh
 bash Scripts/fuzz.sh --runs "${PEREGRINE_FUZZ_RUNS:-30000}"
+
+# ThreadSanitizer (Sanitizers/, a package of the thread-using suites only): the engine, facade,
+# curl transport and store suites and the stress test on eight seeds, every lock one TSan sees,
+# after the controls that prove a planted race and a planted lock-order inversion are reported.
+# The parsers under AddressSanitizer: bash Scripts/sanitize.sh --address
+bash Scripts/sanitize.sh --thread
