@@ -42,8 +42,8 @@ public final class FileSink: TransferSink, @unchecked Sendable {
         /// Whether block-aligned background writes use `O_DIRECT`.
         public var usesDirectIO: Bool
 
-        /// Creates options: two 1 MiB buffers, background writing from 8 MiB on, direct I/O on.
-        public init(bufferCapacity: Int = 1 << 20, backgroundThreshold: Int64 = 8 << 20, usesDirectIO: Bool = true) {
+        /// Creates options: two 2 MiB buffers, background writing from 8 MiB on, direct I/O on.
+        public init(bufferCapacity: Int = 2 << 20, backgroundThreshold: Int64 = 8 << 20, usesDirectIO: Bool = true) {
             self.bufferCapacity = bufferCapacity
             self.backgroundThreshold = backgroundThreshold
             self.usesDirectIO = usesDirectIO
