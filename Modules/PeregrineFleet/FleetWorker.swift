@@ -7,7 +7,7 @@ import Synchronization
 #endif
 
 /// Runs a `DownloadManager` as one service of a fleet: it claims tasks from a shared
-/// ``ClaimingTaskQueue`` (any backend; PostgreSQL's is `PostgresClaimingQueue`), downloads them
+/// `ClaimingTaskQueue` (any backend; PostgreSQL's is `PostgresClaimingQueue`), downloads them
 /// with the manager, renews their leases with their progress while they run, and finishes them
 /// in the queue in batches (issue 20).
 ///

@@ -7,7 +7,7 @@ import Synchronization
     import Glibc
 #endif
 
-/// A ``ClaimingTaskQueue`` in PostgreSQL: several services (processes, hosts) share one queue of
+/// A `ClaimingTaskQueue` in PostgreSQL: several services (processes, hosts) share one queue of
 /// tasks, each claiming batches under leases it renews (issue 20).
 ///
 /// The tasks are rows of `peregrine_tasks` whose `store` is the queue's name, with the lease in
@@ -73,10 +73,13 @@ public final class PostgresClaimingQueue: ClaimingTaskQueue {
     /// schema to this version, and starts listening for work.
     ///
     /// - Parameters:
+    ///   - queue: the queue's name, the same for every service of the fleet.
+    ///   - location: the database (a `postgresql://` string or a socket directory).
     ///   - owner: unique per running service; by default the host name, the process id and a
     ///     random number, so a restarted service never mistakes its old leases for its own.
     ///   - leaseDuration: how long a claim holds a task without renewal (at least 1 ms). Renew
     ///     well within it (a third of it is a good period).
+    ///   - logger: where connection losses and reconnections are logged.
     /// - Throws: `StoreError`: `.invalidIdentifier` for an empty queue or owner name;
     ///   `.unavailable` (the connection string redacted) when the server cannot be reached;
     ///   `.unsupportedVersion` when the schema is newer than this code.

@@ -10,7 +10,7 @@ public struct ConformanceScenario: Sendable, CustomStringConvertible {
         case cancel(atBytes: Int64)
         /// Pause from inside the handler; the runner resumes from another task once paused.
         case pauseAndResume(atBytes: Int64)
-        /// Rule 12: the runner adds a ``BandwidthLimiter`` whose clock never advances, so the
+        /// Rule 12: the runner adds a `BandwidthLimiter` whose clock never advances, so the
         /// transfer owes time after its first chunk and must be held back. Once the backend
         /// has asked the limiter again `rechecks` times, and again `rechecks` times more with
         /// nothing received in between, the runner lifts the limit; the transfer must then
