@@ -193,11 +193,30 @@ private func hasTrailingComma(_ body: [UInt8]) -> Bool {
 /// Whether the text has something JSONDecoder lets through in a member it skips (a repeated
 /// name's value is never decoded, so never checked): bytes that are not UTF-8, a raw control
 /// character, an unknown escape, a surrogate escape. Found by this harness
-/// (`Corpus/FuzzRPCRequest/fuzz-bad-utf8-in-skipped-member`, `fuzz-control-in-skipped-member`);
+/// (`Corpus/FuzzRPCRequest/fuzz-bad-utf8-in-skipped-member`, `fuzz-control-in-skipped-member`,
+/// `fuzz-newline-in-skipped-member`);
 /// the service's parser refuses all of them wherever they are.
 private func hasWhatJSONDecoderSkipsUnchecked(_ body: [UInt8]) -> Bool {
     if String(validating: body, as: UTF8.self) == nil { return true }
     if body.contains(where: { $0 < 0x20 && ![0x20, 0x0A, 0x0D, 0x09].contains($0) }) { return true }
+    // A raw line feed, carriage return or tab inside a string (whitespace outside one).
+    var inString = false
+    var escaped = false
+    for byte in body {
+        if inString {
+            if escaped {
+                escaped = false
+            } else if byte == UInt8(ascii: "\\") {
+                escaped = true
+            } else if byte == UInt8(ascii: "\"") {
+                inString = false
+            } else if byte < 0x20 {
+                return true
+            }
+        } else if byte == UInt8(ascii: "\"") {
+            inString = true
+        }
+    }
     var index = 0
     while index + 1 < body.count {
         if body[index] == UInt8(ascii: "\\") {
