@@ -111,9 +111,7 @@ extension DownloadManager {
 
     /// A handle on a task the manager has, resumed unless it runs or finished.
     private func continueExisting(_ key: String) throws(DownloadManagerError) -> DownloadTaskHandle {
-        let trashed = core.state.withLock { state in
-            state.records[key].flatMap { state.lists[$0.list]?.isInTrash(key) } ?? false
-        }
+        let trashed = core.state.withLock { state in state.lists.values.contains { $0.isInTrash(key) } }
         if trashed { throw DownloadManagerError(.inTrash, "\(key) is in the trash: restore it first") }
         let handle = makeHandle(forTask: key)
         switch engine.state(ofTask: key) {
@@ -290,8 +288,10 @@ extension DownloadManager {
         _ insert: (inout DownloadList, [ListItem]) throws(DownloadListError) -> ListChange
     ) -> [ListIndexPath] {
         guard !urls.isEmpty else { return [] }
-        // The engine is asked before the state lock is taken (the engine's lock comes first).
-        let missing = core.state.withLock { state in urls.filter { state.records[$0] == nil } }
+        // The queue reported each new task's latest record (``ManagerState/unlisted``); the
+        // engine is asked before the state lock is taken (the engine's lock comes first) only
+        // when it did not yet.
+        let missing = core.state.withLock { state in urls.filter { state.unlisted[$0] == nil } }
         var fromEngine: [String: DownloadTaskRecord] = [:]
         for url in missing { fromEngine[url] = engine.task(url)?.record }
         let known = fromEngine
@@ -299,7 +299,7 @@ extension DownloadManager {
             try? core.mutateList(key) {
                 (list, state) throws(DownloadListError) -> (ListChange, ([ListIndexPath], Bool)) in
                 let items = urls.compactMap { url -> ListItem? in
-                    guard let record = state.records[url] ?? known[url] else { return nil }
+                    guard let record = state.unlisted.removeValue(forKey: url) ?? known[url] else { return nil }
                     return core.listItem(record, state.extras[url] ?? TaskExtras())
                 }
                 let change: ListChange

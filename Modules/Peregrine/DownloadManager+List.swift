@@ -45,7 +45,7 @@ extension DownloadManager {
 
     /// A task's location in its list (SDE's `indexPath(ofTask:)`).
     public func indexPath(ofTask urlString: String) -> ListIndexPath? {
-        core.state.withLock { state in state.records[urlString].flatMap { state.lists[$0.list]?[urlString] } }
+        core.state.withLock { state in state.location(of: urlString) }
     }
 
     /// The task at a location (SDE's `downloadURLString(at:)`).

@@ -26,9 +26,7 @@ extension DownloadManager {
     func requireListed(_ urls: [String]) throws(DownloadManagerError) {
         try core.state.withLock { (state) throws(DownloadManagerError) in
             for url in urls {
-                guard let key = state.records[url]?.list, let list = state.lists[key], list[url] != nil else {
-                    throw DownloadManagerError.unknown(url)
-                }
+                guard state.location(of: url) != nil else { throw DownloadManagerError.unknown(url) }
             }
         }
     }
@@ -58,7 +56,7 @@ extension DownloadManager {
     /// The current locations of tasks (those still in the list), in the order given.
     func locations(of urls: [String]) -> [ListIndexPath] {
         core.state.withLock { state in
-            urls.compactMap { url in state.records[url].flatMap { state.lists[$0.list]?[url] } }
+            urls.compactMap { state.location(of: $0) }
         }
     }
 
@@ -380,7 +378,7 @@ extension DownloadManager {
             var locations: [String: ListIndexPath] = [:]
             var lists: [String: DownloadListKey] = [:]
             for url in urls {
-                if let key = state.records[url]?.list, let location = state.lists[key]?[url] {
+                if let key = state.listKey(of: url), let location = state.lists[key]?[url] {
                     locations[url] = location
                     lists[url] = key
                 }

@@ -177,7 +177,7 @@ extension DownloadManager {
     /// A task's meta info; nil for an unknown task.
     public func metaInfo(ofTask urlString: String) -> [String: PropertyListValue]? {
         core.state.withLock { state in
-            state.records[urlString] == nil ? nil : state.extras[urlString]?.metaInfo ?? [:]
+            state.isTask(urlString) ? state.extras[urlString]?.metaInfo ?? [:] : nil
         }
     }
 
@@ -195,27 +195,19 @@ extension DownloadManager {
         }
         try requireListed([urlString])
         try updateExtras(of: urlString) { $0.displayName = newDisplayName }
-        if let key = core.state.withLock({ $0.records[urlString]?.list }) { pushOrder(key) }
+        if let key = core.state.withLock({ $0.listKey(of: urlString) }) { pushOrder(key) }
         core.broadcaster.yield([.displayNameChanged(urlString)])
     }
 
-    /// Changes a task's extras under the lock, saves the task and re-places it in its list.
+    /// Changes a task's extras under the lock; then the engine reports the task's record again,
+    /// so that the queue stores it with them and its list re-places it.
     private func updateExtras(of urlString: String, _ body: (inout TaskExtras) -> Void) throws(DownloadManagerError) {
         try core.state.withLock { (state) throws(DownloadManagerError) in
-            guard let record = state.records[urlString] else { throw DownloadManagerError.unknown(urlString) }
+            guard state.isTask(urlString) else { throw DownloadManagerError.unknown(urlString) }
             var extras = state.extras[urlString] ?? TaskExtras()
             body(&extras)
             state.extras[urlString] = extras.isEmpty ? nil : extras
-            var changes: [StoreChange] = [.putTask(core.storedTask(record, extras))]
-            let item = core.listItem(record, extras)
-            if state.lists[record.list]?.item(for: urlString) != item,
-                let change = try? state.lists[record.list]?.update(item), !change.isEmpty
-            {
-                state.listGeneration += 1
-                changes.append(.putList(core.storedList(record.list, state.lists[record.list]!, state)))
-                core.broadcaster.yield([.listChanged(record.list, change)])
-            }
-            core.record(changes)
         }
+        engine.reportRecords([urlString])
     }
 }

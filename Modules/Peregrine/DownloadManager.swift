@@ -41,7 +41,9 @@ public final class DownloadManager: Sendable {
     /// The manager's identifier.
     public let identifier: String
     /// The engine under the manager, for what the facade does not wrap.
-    public let engine: DownloadEngine
+    public var engine: DownloadEngine { queue.engine }
+    /// The engine on the store: the manager's persistence (restore, records, durable endings).
+    let queue: PersistentQueue
     #if Thumbnails
         /// The thumbnailer (with the Thumbnails trait, on by default).
         public let thumbnailer: Thumbnailer
@@ -155,7 +157,6 @@ public final class DownloadManager: Sendable {
         } catch {
             throw DownloadManagerError(.storeFailed, "cannot load the store of \(identifier): \(error)")
         }
-        var repairs = snapshot.repairs
 
         // Options saved by an earlier run win over the configuration's initial values.
         var maxCount = configuration.maxDownloadCount
@@ -200,23 +201,25 @@ public final class DownloadManager: Sendable {
             hiddenFileExtension: configuration.hiddenFileExtension, conflictPolicy: configuration.conflictPolicy,
             checkpoint: configuration.checkpoint, clock: configuration.clock,
             requestAdapter: configuration.requestAdapter, retryPolicy: configuration.retryPolicy,
-            verifier: configuration.verifier, digests: OpenSSLDigests(), recordObserver: core, eventObserver: core,
+            verifier: configuration.verifier, digests: OpenSSLDigests(),
             fileKindClassifier: configuration.classifier.classify, logger: configuration.logger,
             verifiesChecksums: configuration.verifiesChecksums, verificationRetry: configuration.verificationRetry,
             segmentation: configuration.segmentation,
             overallSpeedLimit: savedLimits.overall ?? configuration.overallSpeedLimit)
         engineConfiguration.preallocatesFiles = configuration.preallocatesFiles
+        // Tasks back into the engine (the crash repair is the engine's), every change recorded.
         do {
-            engine = try DownloadEngine(
-                transport: configuration.transport ?? CurlTransport(), configuration: engineConfiguration)
+            queue = try PersistentQueue(
+                transport: configuration.transport ?? CurlTransport(), configuration: engineConfiguration,
+                store: store, snapshot: snapshot, delegate: core, killPoint: "manager.durable")
         } catch {
+            guard case .engine(let error) = error else { throw DownloadManagerError(.storeFailed, "\(error)") }
             throw DownloadManagerError(.directoryUnavailable, "\(error)")
         }
-
-        // Tasks back into the engine; the crash repair is the engine's.
-        let result = engine.restore(snapshot.tasks.map(\.engineRecord))
+        let engine = queue.engine
+        let result = queue.restoreResult
         restoredAfterForcedQuit = result.recovered
-        repairs += result.rejected.map { "task not restored: \($0)" }
+        var repairs = queue.loadRepairs
         var restoredSet = Set(result.restored)
 
         // Lists rebuilt from their saved state, never dropping a task.
@@ -243,12 +246,12 @@ public final class DownloadManager: Sendable {
             repairs.append("task \(url) was in no list; added to \(record.list)")
         }
         let loadedLists = lists
-        let finalRecords = records
         let finalExtras = extrasNow
         core.state.withLock { state in
             state.lists = loadedLists
             state.extras = finalExtras
-            for (url, record) in finalRecords where state.records[url] == nil { state.records[url] = record }
+            // Restored tasks are listed now, with the records read after restoring.
+            state.unlisted = [:]
         }
         if !repairs.isEmpty || snapshot.lists.isEmpty {
             let changes = core.state.withLock { state -> [StoreChange] in
@@ -347,15 +350,6 @@ public final class DownloadManager: Sendable {
         let last = list.sectionCount - 1
         let location = ListIndexPath(section: last, item: list.taskCountInSection(last) ?? 0)
         return (try? list.insert(items, at: location)) ?? ListChange()
-    }
-
-    deinit {
-        // Transfers end without changing states (their resume records move to the synced
-        // offsets and are recorded), then the store's files and lock are released for the next
-        // manager of this identifier.
-        engine.shutDown()
-        // Closing saves: every record is synced, placed files need their temporary names no more.
-        if (try? core.store.close()) != nil { engine.removePlacedTemporaryNames() }
     }
 
     // MARK: Group commit
@@ -502,45 +496,11 @@ public final class DownloadManager: Sendable {
     /// recorded as it happens, and durable ones are synced at once).
     public func saveData() throws(DownloadManagerError) {
         do {
-            try core.store.save()
+            // Every record synced: placed files need their temporary names no more.
+            try queue.save()
         } catch {
             throw DownloadManagerError(.storeFailed, error.description)
         }
-        // Every record is synced: placed files no longer need their temporary names.
-        engine.removePlacedTemporaryNames()
-    }
-}
-
-extension ManagerCore {
-    /// Passes an engine event on to subscribers, or parks it; returns the task handles to pass
-    /// it to after the locks.
-    ///
-    /// The engine announces a change before it hands the record to the store, so a `finished`
-    /// or `failed` event (and those after it, to keep their order) waits until the record of the
-    /// task is recorded: whoever reacts to the end of a task — and exits, say — finds it saved.
-    func forward(_ event: EngineEvent, _ state: inout ManagerState) -> [(DownloadTaskHandle, EngineEvent)] {
-        state.sequencer.admit(event) ? publish(event, &state) : []
-    }
-
-    /// The engine's events, as they happen (under the engine's lock): published to the
-    /// subscribers at once, in the engine's order; the task handles' closures run after.
-    func engineDidEmit(_ events: [EngineEvent]) -> (@Sendable () -> Void)? {
-        let handles = state.withLock { state in events.flatMap { forward($0, &state) } }
-        guard !handles.isEmpty else { return nil }
-        return { [gate] in gate.afterOperation { for (handle, event) in handles { handle.deliver(event) } } }
-    }
-
-    /// Hands an event to the subscribers (under the lock, so that events keep their order across
-    /// threads) and returns the task handles to pass it to after the lock.
-    func publish(_ event: EngineEvent, _ state: inout ManagerState) -> [(DownloadTaskHandle, EngineEvent)] {
-        var events: [DownloadManagerEvent] = [.task(event)]
-        if case .restored(let url, let previous) = event {
-            events.append(.restoredAfterForcedQuit(url, previousState: previous))
-        }
-        broadcaster.yield(events)
-        let handles = state.handles[event.urlString] ?? []
-        if case .deleted = event { state.handles[event.urlString] = nil }
-        return handles.map { ($0, event) }
     }
 }
 

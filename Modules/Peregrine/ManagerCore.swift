@@ -18,12 +18,15 @@ struct TaskExtras: Sendable, Hashable {
     var isEmpty: Bool { displayName == nil && metaInfo.isEmpty }
 }
 
-/// The manager's state under its lock: the lists, the latest record of every task, and what
-/// the manager adds to records.
+/// The manager's state under its lock: the lists and what the manager adds to the engine's
+/// records. It holds no copy of the engine's records (the engine's are the only ones), save the
+/// latest of each task added but not listed yet.
 struct ManagerState {
     var lists: [DownloadListKey: DownloadList] = [:]
-    var records: [String: DownloadTaskRecord] = [:]
     var extras: [String: TaskExtras] = [:]
+    /// The latest record of each task the engine reported before it joined a list (added, not
+    /// placed yet): ``DownloadManager/place(_:in:_:)`` lists it with this one.
+    var unlisted: [String: DownloadTaskRecord] = [:]
     /// The trashed tasks whose finished file stays when they are cleaned up.
     var trashKeepsFinishedFile: Set<String> = []
     var isTrashOpened: Bool
@@ -39,20 +42,31 @@ struct ManagerState {
     var listGeneration: UInt64 = 0
     var handles: [String: [DownloadTaskHandle]] = [:]
     var deleteCompletionHandler: DownloadManager.DeleteCompletionHandler?
-    /// The order of the engine's changes, and events held until the store has their endings
-    /// (see ``ManagerCore/forward(_:_:)``).
-    var sequencer = RecordSequencer()
+
+    /// The list that shows a task, or holds it in its trash.
+    func listKey(of url: String) -> DownloadListKey? {
+        lists.first { $0.value.contains(url) }?.key
+    }
+
+    /// A task's location in its list; nil in the trash.
+    func location(of url: String) -> ListIndexPath? {
+        for list in lists.values { if let location = list[url] { return location } }
+        return nil
+    }
+
+    /// Whether the engine reported the task (listed, in the trash, or added and not placed yet).
+    func isTask(_ url: String) -> Bool { unlisted[url] != nil || listKey(of: url) != nil }
 }
 
-/// The part of a manager the engine calls back into — as its ``TaskRecordObserver`` (records,
-/// outside the engine's lock) and its ``EngineEventObserver`` (events, under the engine's lock)
-/// — with the lock-protected state, the store and the event broadcaster.
+/// The manager's lock-protected state, the store and the event broadcaster; the
+/// ``PersistentQueue`` under the manager calls it back (as its `QueueRecordingDelegate`) with
+/// the engine's record changes, in sequence order, and the engine's events.
 ///
-/// Lock order: the operation ``gate``, the engine's lock, then ``state``'s. The manager never
-/// calls the engine while holding ``state``'s lock, so the engine's synchronous callbacks, which
+/// Lock order: the operation ``gate``, the engine's lock, the queue's recorder, then ``state``'s.
+/// The manager never calls the engine while holding ``state``'s lock, so the callbacks, which
 /// take it, can never deadlock; callbacks never enter the gate; and the application's closures
 /// (task handles, handlers) never run under any of them.
-final class ManagerCore: TaskRecordObserver, EngineEventObserver {
+final class ManagerCore: QueueRecordingDelegate {
     let identifier: String
     /// Serialises the manager's public operations (see ``OperationGate`` for the lock order).
     let gate = OperationGate()
@@ -90,48 +104,35 @@ final class ManagerCore: TaskRecordObserver, EngineEventObserver {
         self.calendar = calendar
     }
 
-    // MARK: The engine's records
+    // MARK: The engine's records and events
 
-    func engineDidChange(_ changes: [TaskRecordChange]) {
-        record(changes, engineWaits: nil)
-    }
-
-    func engineDidChange(_ changes: [TaskRecordChange], whenDurable: @escaping @Sendable () -> Void) {
-        record(changes, engineWaits: whenDurable)
-    }
-
-    /// Turns record changes into store changes and list updates. `engineWaits`, when given, runs
-    /// once the changes are synced (the engine removes placed files' temporary names then);
-    /// endings (finished, failed) count as recorded once synced, and their events wait for it.
-    private func record(_ changes: [TaskRecordChange], engineWaits: (@Sendable () -> Void)?) {
-        let (handles, outcome) = state.withLock { state in
-            let batch = state.sequencer.sequence(changes)
+    /// The stored form of fresh record changes, with the manager's extras; a listed task's item
+    /// follows its record.
+    func storeChanges(for changes: [TaskRecordChange]) -> [StoreChange] {
+        state.withLock { state in
             var storeChanges: [StoreChange] = []
             var events: [DownloadManagerEvent] = []
             var touchedLists: Set<DownloadListKey> = []
-            for change in batch.fresh {
+            for change in changes {
                 let url = change.urlString
                 switch change.kind {
                 case .upsert(let record):
-                    let previous = state.records[url]
-                    state.records[url] = record
                     let extras = state.extras[url] ?? TaskExtras()
                     storeChanges.append(.putTask(storedTask(record, extras)))
-                    guard
-                        previous == nil || previous!.fileName != record.fileName
-                            || previous!.expectedLength != record.expectedLength
-                            || (previous!.state == .finished) != (record.state == .finished)
-                            || previous!.mimeType != record.mimeType
-                    else { continue }
+                    guard let current = state.lists[record.list]?.item(for: url) else {
+                        state.unlisted[url] = record
+                        continue
+                    }
+                    // Most changes are progress: nothing the list shows.
                     let item = listItem(record, extras)
-                    guard let current = state.lists[record.list]?.item(for: url), current != item else { continue }
+                    guard current != item else { continue }
                     if let listChange = try? state.lists[record.list]?.update(item), !listChange.isEmpty {
                         state.listGeneration += 1
                         touchedLists.insert(record.list)
                         events.append(.listChanged(record.list, listChange))
                     }
                 case .remove:
-                    state.records[url] = nil
+                    state.unlisted[url] = nil
                     kinds.withLock { $0[url] = nil }
                     storeChanges.append(.removeTask(urlString: url))
                 }
@@ -139,26 +140,34 @@ final class ManagerCore: TaskRecordObserver, EngineEventObserver {
             for key in touchedLists.sorted() {
                 if let list = state.lists[key] { storeChanges.append(.putList(storedList(key, list, state))) }
             }
-            let outcome = DurableWrite.write(
-                storeChanges, to: store, endings: batch.endings, engineWaits: engineWaits, killPoint: "manager.durable",
-                failed: { [weak self] in self?.storeFailed($0) },
-                recorded: { [weak self] in self?.endingsRecorded($0) })
-            var released = batch.released
-            if outcome.endingsRecordedNow { released += state.sequencer.recorded(batch.endings) }
             broadcaster.yield(events)
-            return (released.flatMap { publish($0, &state) }, outcome)
+            return storeChanges
         }
-        if outcome.engineWaitsAfterLock, let engineWaits {
-            KillPoint.reach("manager.durable")
-            engineWaits()
-        }
-        deliver(handles)
     }
 
-    /// Passes events to task handles: now, or after the operation of this thread.
-    private func deliver(_ handles: [(DownloadTaskHandle, EngineEvent)]) {
-        guard !handles.isEmpty else { return }
-        gate.afterOperation { for (handle, event) in handles { handle.deliver(event) } }
+    /// Hands engine events to the subscribers (under the lock, so that events keep their order
+    /// across threads); the task handles get them after the locks, once the operation of this
+    /// thread is done.
+    func publish(_ events: [EngineEvent]) -> (@Sendable () -> Void)? {
+        let handles = state.withLock { state in
+            events.flatMap { event -> [(DownloadTaskHandle, EngineEvent)] in
+                var published: [DownloadManagerEvent] = [.task(event)]
+                if case .restored(let url, let previous) = event {
+                    published.append(.restoredAfterForcedQuit(url, previousState: previous))
+                }
+                broadcaster.yield(published)
+                let handles = state.handles[event.urlString] ?? []
+                if case .deleted = event { state.handles[event.urlString] = nil }
+                return handles.map { ($0, event) }
+            }
+        }
+        guard !handles.isEmpty else { return nil }
+        return { [gate] in gate.afterOperation { for (handle, event) in handles { handle.deliver(event) } } }
+    }
+
+    /// Keeps the queue's store failure (the queue logged it).
+    func storeFailed(_ error: StoreError) {
+        lastStoreError.withLock { $0 = error }
     }
 
     /// An application's completion handler, run after the operation that caused it (see
@@ -168,24 +177,15 @@ final class ManagerCore: TaskRecordObserver, EngineEventObserver {
         return { [gate] url, result in gate.afterOperation { handler(url, result) } }
     }
 
-    /// Counts endings as recorded once the store synced them, and lets their events go.
-    private func endingsRecorded(_ endings: [String: Int]) {
-        let handles = state.withLock { state in state.sequencer.recorded(endings).flatMap { publish($0, &state) } }
-        deliver(handles)
-    }
-
     // MARK: The store
 
     /// Records changes, in order (synced on return, or by the end of the ``SyncBatch`` the
     /// calling task runs); a failure is logged and kept in ``lastStoreError``.
     func record(_ changes: [StoreChange]) {
-        SyncBatch.record(changes, in: store) { [weak self] in self?.storeFailed($0) }
-    }
-
-    /// Logs a store failure and keeps it in ``lastStoreError``.
-    func storeFailed(_ error: StoreError) {
-        lastStoreError.withLock { $0 = error }
-        logger.error("store failed to record changes", metadata: ["error": "\(error)"])
+        SyncBatch.record(changes, in: store) { [weak self] error in
+            self?.lastStoreError.withLock { $0 = error }
+            self?.logger.error("store failed to record changes", metadata: ["error": "\(error)"])
+        }
     }
 
     /// A list's state, as the store keeps it.

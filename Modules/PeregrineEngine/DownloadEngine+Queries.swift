@@ -33,6 +33,15 @@ extension DownloadEngine {
         state.withLock { $0.keys(in: list) }
     }
 
+    /// Reports the tasks' current records to the ``TaskRecordObserver`` again, as changes with
+    /// new sequence numbers: for a layer whose stored form of a task changed beside the record
+    /// (the facade's display name and meta info). Unknown URL strings are ignored.
+    package func reportRecords(_ urlStrings: [String]) {
+        perform { state, effects in
+            for url in urlStrings where state.tasks[url] != nil { effects.markDirty(url) }
+        }
+    }
+
     /// The records of every task in list order: what a store saves as a snapshot.
     public func records() -> [DownloadTaskRecord] {
         state.withLock { state in state.keys(in: nil).compactMap { state.tasks[$0]?.record } }

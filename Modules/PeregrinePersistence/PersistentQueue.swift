@@ -36,7 +36,7 @@ public final class PersistentQueue: Sendable {
     /// What loading had to repair (the store's repairs, records the engine refused), for the log.
     public let loadRepairs: [String]
 
-    private let recorder: StoreRecorder
+    package let recorder: StoreRecorder
 
     /// Opens a queue on `store`: loads it and takes its tasks back into a new engine. The
     /// configuration's `DownloadEngine.Configuration.recordObserver` and
@@ -44,7 +44,7 @@ public final class PersistentQueue: Sendable {
     ///
     /// - Throws: ``PersistentQueueError`` when the store cannot be read or the download
     ///   directory cannot be made.
-    public init(
+    public convenience init(
         transport: any Transport, configuration: DownloadEngine.Configuration, store: any TaskStore
     ) throws(PersistentQueueError) {
         let snapshot: StoreSnapshot
@@ -53,7 +53,19 @@ public final class PersistentQueue: Sendable {
         } catch {
             throw .store(error)
         }
-        let recorder = StoreRecorder(store: store, logger: configuration.logger)
+        try self.init(transport: transport, configuration: configuration, store: store, snapshot: snapshot)
+        for repair in loadRepairs { configuration.logger.warning("load repair", metadata: ["repair": "\(repair)"]) }
+    }
+
+    /// Opens a queue on a store already loaded, with a layer that adds to what is recorded and
+    /// published (the `Peregrine` facade: its lists, display names and meta info).
+    package init(
+        transport: any Transport, configuration: DownloadEngine.Configuration, store: any TaskStore,
+        snapshot: StoreSnapshot, delegate: (any QueueRecordingDelegate)? = nil,
+        killPoint: StaticString = "queue.durable"
+    ) throws(PersistentQueueError) {
+        let recorder = StoreRecorder(
+            store: store, logger: configuration.logger, delegate: delegate, killPoint: killPoint)
         var configuration = configuration
         configuration.recordObserver = recorder
         configuration.eventObserver = recorder
@@ -66,7 +78,6 @@ public final class PersistentQueue: Sendable {
         self.recorder = recorder
         restoreResult = engine.restore(snapshot.tasks.map(\.engineRecord))
         loadRepairs = snapshot.repairs + restoreResult.rejected.map { "task not restored: \($0)" }
-        for repair in loadRepairs { configuration.logger.warning("load repair", metadata: ["repair": "\(repair)"]) }
     }
 
     deinit {
@@ -81,6 +92,13 @@ public final class PersistentQueue: Sendable {
 
     /// The last error the store reported while recording a change, if any.
     public var lastStoreError: StoreError? { recorder.lastError.withLock { $0 } }
+
+    /// Records changes beside the engine's (a layer's lists, say), in order: synced on return,
+    /// or by the end of the ``SyncBatch`` the calling task runs. A failure is logged and kept in
+    /// ``lastStoreError``.
+    package func record(_ changes: [StoreChange]) {
+        SyncBatch.record(changes, in: store) { [recorder] in recorder.failed($0) }
+    }
 
     /// Writes and syncs every recorded change now.
     public func save() throws(StoreError) {
@@ -113,60 +131,96 @@ public enum PersistentQueueError: Error, Sendable, CustomStringConvertible {
     }
 }
 
+/// What a layer over a ``PersistentQueue`` adds to its recording. The recorder calls it under
+/// its own lock, which orders the store writes and the events; it may take its own lock inside,
+/// and must never call the engine or the queue from there.
+package protocol QueueRecordingDelegate: Sendable {
+    /// The store changes for fresh engine changes, in sequence order.
+    func storeChanges(for changes: [TaskRecordChange]) -> [StoreChange]
+    /// Publishes engine events, in order (those the queue released: endings once recorded);
+    /// what it returns runs after the locks.
+    func publish(_ events: [EngineEvent]) -> (@Sendable () -> Void)?
+    /// The store failed to record changes.
+    func storeFailed(_ error: StoreError)
+}
+
 /// Turns the engine's record changes into store changes, in sequence order, and holds endings'
 /// events until the store has them.
-final class StoreRecorder: TaskRecordObserver, EngineEventObserver {
+package final class StoreRecorder: TaskRecordObserver, EngineEventObserver {
     let broadcaster = EventBroadcaster()
     let lastError = Mutex<StoreError?>(nil)
     private let sequencer = Mutex(RecordSequencer())
     private let store: any TaskStore
     private let logger: Logger
+    private let delegate: (any QueueRecordingDelegate)?
+    private let killPoint: StaticString
 
-    init(store: any TaskStore, logger: Logger) {
+    init(store: any TaskStore, logger: Logger, delegate: (any QueueRecordingDelegate)?, killPoint: StaticString) {
         self.store = store
         self.logger = logger
+        self.delegate = delegate
+        self.killPoint = killPoint
     }
 
-    func engineDidEmit(_ events: [EngineEvent]) -> (@Sendable () -> Void)? {
-        sequencer.withLock { sequencer in broadcaster.yield(events.filter { sequencer.admit($0) }) }
-        return nil
+    package func engineDidEmit(_ events: [EngineEvent]) -> (@Sendable () -> Void)? {
+        sequencer.withLock { sequencer in publish(events.filter { sequencer.admit($0) }) }
     }
 
-    func engineDidChange(_ changes: [TaskRecordChange]) {
+    package func engineDidChange(_ changes: [TaskRecordChange]) {
         record(changes, engineWaits: nil)
     }
 
-    func engineDidChange(_ changes: [TaskRecordChange], whenDurable: @escaping @Sendable () -> Void) {
+    package func engineDidChange(_ changes: [TaskRecordChange], whenDurable: @escaping @Sendable () -> Void) {
         record(changes, engineWaits: whenDurable)
     }
 
+    /// Records the fresh changes; `engineWaits`, when given, runs once they are synced (the
+    /// engine removes placed files' temporary names then). Endings (finished, failed) count as
+    /// recorded once synced, and their events wait for it.
     private func record(_ changes: [TaskRecordChange], engineWaits: (@Sendable () -> Void)?) {
-        let outcome = sequencer.withLock { sequencer in
+        let (outcome, afterwards) = sequencer.withLock { sequencer in
             let batch = sequencer.sequence(changes)
-            let storeChanges: [StoreChange] = batch.fresh.map { change in
-                switch change.kind {
-                case .upsert(let record): .putTask(StoredTask(record))
-                case .remove(let url): .removeTask(urlString: url)
+            let storeChanges =
+                delegate?.storeChanges(for: batch.fresh)
+                ?? batch.fresh.map { change in
+                    switch change.kind {
+                    case .upsert(let record): .putTask(StoredTask(record))
+                    case .remove(let url): .removeTask(urlString: url)
+                    }
                 }
-            }
             let outcome = DurableWrite.write(
-                storeChanges, to: store, endings: batch.endings, engineWaits: engineWaits, killPoint: "queue.durable",
+                storeChanges, to: store, endings: batch.endings, engineWaits: engineWaits, killPoint: killPoint,
                 failed: { [weak self] in self?.failed($0) },
                 recorded: { [weak self] in self?.endingsRecorded($0) })
             var released = batch.released
             if outcome.endingsRecordedNow { released += sequencer.recorded(batch.endings) }
-            broadcaster.yield(released)
-            return outcome
+            return (outcome, publish(released))
         }
-        if outcome.engineWaitsAfterLock, let engineWaits { engineWaits() }
+        if outcome.engineWaitsAfterLock, let engineWaits {
+            KillPoint.reach(killPoint)
+            engineWaits()
+        }
+        afterwards?()
     }
 
     private func endingsRecorded(_ endings: [String: Int]) {
-        sequencer.withLock { sequencer in broadcaster.yield(sequencer.recorded(endings)) }
+        let afterwards = sequencer.withLock { sequencer in publish(sequencer.recorded(endings)) }
+        afterwards?()
     }
 
-    private func failed(_ error: StoreError) {
+    /// Hands events to the delegate, else to the queue's subscribers.
+    private func publish(_ events: [EngineEvent]) -> (@Sendable () -> Void)? {
+        guard !events.isEmpty else { return nil }
+        guard let delegate else {
+            broadcaster.yield(events)
+            return nil
+        }
+        return delegate.publish(events)
+    }
+
+    func failed(_ error: StoreError) {
         lastError.withLock { $0 = error }
         logger.error("store failed to record changes", metadata: ["error": "\(error)"])
+        delegate?.storeFailed(error)
     }
 }
