@@ -36,7 +36,7 @@ public final class PersistentQueue: Sendable {
     /// What loading had to repair (the store's repairs, records the engine refused), for the log.
     public let loadRepairs: [String]
 
-    package let recorder: StoreRecorder
+    private let recorder: StoreRecorder
 
     /// Opens a queue on `store`: loads it and takes its tasks back into a new engine. The
     /// configuration's `DownloadEngine.Configuration.recordObserver` and
@@ -146,7 +146,7 @@ package protocol QueueRecordingDelegate: Sendable {
 
 /// Turns the engine's record changes into store changes, in sequence order, and holds endings'
 /// events until the store has them.
-package final class StoreRecorder: TaskRecordObserver, EngineEventObserver {
+final class StoreRecorder: TaskRecordObserver, EngineEventObserver {
     let broadcaster = EventBroadcaster()
     let lastError = Mutex<StoreError?>(nil)
     private let sequencer = Mutex(RecordSequencer())
@@ -162,15 +162,15 @@ package final class StoreRecorder: TaskRecordObserver, EngineEventObserver {
         self.killPoint = killPoint
     }
 
-    package func engineDidEmit(_ events: [EngineEvent]) -> (@Sendable () -> Void)? {
+    func engineDidEmit(_ events: [EngineEvent]) -> (@Sendable () -> Void)? {
         sequencer.withLock { sequencer in publish(events.filter { sequencer.admit($0) }) }
     }
 
-    package func engineDidChange(_ changes: [TaskRecordChange]) {
+    func engineDidChange(_ changes: [TaskRecordChange]) {
         record(changes, engineWaits: nil)
     }
 
-    package func engineDidChange(_ changes: [TaskRecordChange], whenDurable: @escaping @Sendable () -> Void) {
+    func engineDidChange(_ changes: [TaskRecordChange], whenDurable: @escaping @Sendable () -> Void) {
         record(changes, engineWaits: whenDurable)
     }
 

@@ -15,14 +15,17 @@ import Testing
         let reason = FailureReason(.httpStatus, httpStatus: 404, message: "not found")
         // The engine announced the failure (under its lock), then reported the failed record
         // (sequence 2) before the record of the task's adding (sequence 1) arrived.
-        h.manager.queue.recorder.engineDidEmit([.added(url), .failed(url, reason)])?()
+        // The manager's queue observes the engine.
+        let events = try #require(h.manager.engine.configuration.eventObserver)
+        let records = try #require(h.manager.engine.configuration.recordObserver)
+        events.engineDidEmit([.added(url), .failed(url, reason)])?()
         let failed = DownloadTaskRecord(
             urlString: url, state: .failed(reason), temporaryFileName: ".peregrine-00000000000000ab.part",
             addedAt: ManagerHarness.date)
         var added = failed
         added.state = .downloading
-        h.manager.queue.recorder.engineDidChange([TaskRecordChange(sequence: 1_000_002, kind: .upsert(failed))])
-        h.manager.queue.recorder.engineDidChange([TaskRecordChange(sequence: 1_000_001, kind: .upsert(added))])
+        records.engineDidChange([TaskRecordChange(sequence: 1_000_002, kind: .upsert(failed))])
+        records.engineDidChange([TaskRecordChange(sequence: 1_000_001, kind: .upsert(added))])
         await h.recorder.waitForTask(url) { if case .failed = $0 { true } else { false } }
     }
 }
