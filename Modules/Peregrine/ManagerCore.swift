@@ -72,7 +72,7 @@ final class ManagerCore: QueueRecordingDelegate {
     let gate = OperationGate()
     let state: Mutex<ManagerState>
     let store: any TaskStore
-    let broadcaster = DownloadManagerEventBroadcaster()
+    let broadcaster = EventBroadcaster<DownloadManagerEvent>()
     let classifier: FileTypeClassifier
     let logger: Logger
     let listClock: @Sendable () -> Date

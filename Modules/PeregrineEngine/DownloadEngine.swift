@@ -38,7 +38,7 @@ public final class DownloadEngine: Sendable {
     public let transport: any Transport
     let configuration: Configuration
     let state: Mutex<EngineState>
-    let broadcaster = EventBroadcaster()
+    let broadcaster = EventBroadcaster<EngineEvent>()
     /// The verifier in use: the configured one, else checksum verification unless it is off.
     let verifier: (any TaskFileVerifier)?
     var logger: Logger { configuration.logger }

@@ -1,10 +1,11 @@
 import Synchronization
 
-/// Hands every engine event to each open ``DownloadEngine/events()`` sequence.
-package final class EventBroadcaster: Sendable {
+/// Hands every event to each open sequence: the engine's (``DownloadEngine/events()``), the
+/// persistent queue's and the facade's.
+package final class EventBroadcaster<Event: Sendable>: Sendable {
     private struct Subscribers {
         var next: UInt64 = 0
-        var continuations: [UInt64: AsyncStream<EngineEvent>.Continuation] = [:]
+        var continuations: [UInt64: AsyncStream<Event>.Continuation] = [:]
     }
 
     private let subscribers = Mutex(Subscribers())
@@ -12,8 +13,8 @@ package final class EventBroadcaster: Sendable {
     package init() {}
 
     /// A new sequence of the events from now on; it ends when `finish()` is called.
-    package func subscribe() -> AsyncStream<EngineEvent> {
-        let (stream, continuation) = AsyncStream<EngineEvent>.makeStream(bufferingPolicy: .unbounded)
+    package func subscribe() -> AsyncStream<Event> {
+        let (stream, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .unbounded)
         let key = subscribers.withLock { subscribers in
             let key = subscribers.next
             subscribers.next += 1
@@ -30,7 +31,7 @@ package final class EventBroadcaster: Sendable {
     package var hasSubscribers: Bool { subscribers.withLock { !$0.continuations.isEmpty } }
 
     /// Delivers events, in order. Yielding never blocks and never runs a consumer inline.
-    package func yield(_ events: [EngineEvent]) {
+    package func yield(_ events: [Event]) {
         guard !events.isEmpty else { return }
         subscribers.withLock { subscribers in
             for continuation in subscribers.continuations.values {

@@ -147,7 +147,7 @@ package protocol QueueRecordingDelegate: Sendable {
 /// Turns the engine's record changes into store changes, in sequence order, and holds endings'
 /// events until the store has them.
 final class StoreRecorder: TaskRecordObserver, EngineEventObserver {
-    let broadcaster = EventBroadcaster()
+    let broadcaster = EventBroadcaster<EngineEvent>()
     let lastError = Mutex<StoreError?>(nil)
     private let sequencer = Mutex(RecordSequencer())
     private let store: any TaskStore
