@@ -52,18 +52,20 @@ extension DownloadEngine {
         request.bandwidthLimiters += attempt.limiters
         attempt.request = request
         if segmented {
-            // Pieces on several connections; the file is checked once complete (read back), as
-            // the pieces do not arrive in order.
+            // Pieces on several connections. A verified file is hashed in file order as the
+            // pieces arrive (the transfer feeds the verifier's sink; see SegmentedTransfer).
+            let discarding = DiscardingSink()
+            let hasher = verifier?.sink(wrapping: discarding, for: attempt.context)
             let transfer = SegmentedTransfer(
                 transport: transport, request: request, path: attempt.temporaryPath,
                 startOffset: attempt.startOffset, resumeRecord: keptRanges.isEmpty ? nil : attempt.resumeRecord,
-                segmentation: segmentation
+                segmentation: segmentation, hasher: hasher === discarding ? nil : hasher
             ) { [weak self] event in
                 self?.handle(event, of: attempt)
             }
             transfer.primary.file.preallocates = configuration.preallocatesFiles
             attempt.sink = transfer.primary.file
-            attempt.transferSink = transfer.primary.file
+            attempt.transferSink = transfer.hasher ?? transfer.primary.file
             attempt.willStart(transfer)
             transfer.start()
             return
@@ -289,11 +291,14 @@ extension DownloadEngine {
     private func judgeFile(_ attempt: TransferAttempt, temporary: String?, length: Int64, head: ResponseHead?)
         -> Outcome
     {
-        guard let verifier, let transferSink = attempt.transferSink else {
+        guard let verifier, var transferSink = attempt.transferSink else {
             return .finished(temporary: temporary, length: length, verification: .unverified)
         }
-        // A segmented transfer's sink hashes nothing (pieces arrive out of order): the verifier
-        // reads the file back.
+        // A segmented download hashed in order hashes what arrived last now; when that failed,
+        // the verifier reads the file back.
+        if let segmented = attempt.segmented, segmented.hasher != nil {
+            transferSink = segmented.finishHashing(length: length) ?? segmented.primary.file
+        }
         let verdict = verifier.verdict(transferSink, for: attempt.context)
         guard var reason = verdict.failure else {
             return .finished(temporary: temporary, length: length, verification: verdict.result)

@@ -2,6 +2,14 @@ import PeregrineCore
 import PeregrineTransport
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// How many connections one task may use, and the smallest piece worth a connection of its own.
 public struct Segmentation: Sendable, Hashable {
     /// The most connections a task opens at once; 1 downloads over one connection.
@@ -43,9 +51,16 @@ public struct Segmentation: Sendable, Hashable {
 /// prefix, and ``durableRanges`` the synced ranges past it, which the resume record keeps so
 /// that a restart continues every piece where it was.
 ///
+/// A verified download is hashed in order while its pieces arrive (issue 15): the remaining
+/// holes are cut into chunks of ``hashingChunkSize`` taken in file order, so the pieces' front
+/// advances steadily; the verifier's hashing sink gets the front piece's bytes as they are
+/// written, and what other pieces wrote before the front reached them is read back from the
+/// file (the page cache) when it does. Only what arrives last is left to hash at the end.
+///
 /// Locks: `state` (pieces' bookkeeping) and each piece's `fileLock` are never held while
 /// calling the engine; `delivery` serializes the events handed to the engine (which may call
-/// ``synchronize()`` from inside, taking the file locks, or ``cancel()``, taking `state`).
+/// ``synchronize()`` from inside, taking the file locks, or ``cancel()``, taking `state`);
+/// `hashing` is taken before a piece's `fileLock` or `state`, never after.
 final class SegmentedTransfer: @unchecked Sendable {
     /// Thrown by a piece's sink when the piece reached its (possibly lowered) end.
     struct PieceComplete: Error {}
@@ -98,14 +113,34 @@ final class SegmentedTransfer: @unchecked Sendable {
     private let state = Mutex(State())
     private let delivery = Mutex(())
     private let durable = Mutex<[Range<Int64>]>([])
+    /// The verifier's sink that hashes the file from ``startOffset`` in order; nil when the
+    /// task is not verified.
+    let hasher: (any TransferSink)?
+    private let hashing: Mutex<HashProgress>
+
+    /// How far the bytes were handed to ``hasher``.
+    private struct HashProgress {
+        /// The end of the bytes hashed (from ``startOffset``).
+        var end: Int64
+        /// A read or a hashing write failed: the verifier reads the whole file instead.
+        var broken = false
+        /// The bytes read back from the file by ``finishHashing(length:)``, at the end.
+        var readAtEnd: Int64 = 0
+    }
+
+    /// The size of the chunks a verified download is cut into, at least the minimum segment.
+    var hashingChunkSize: Int64 { max(segmentation.minimumSegmentSize, 4 << 20) }
 
     /// The piece of the first request; the engine sees its file as the attempt's sink.
     let primary: Piece
 
     init(
         transport: any Transport, request: TransferRequest, path: String, startOffset: Int64,
-        resumeRecord: ResumeRecord?, segmentation: Segmentation, handler: @escaping @Sendable (TransferEvent) -> Void
+        resumeRecord: ResumeRecord?, segmentation: Segmentation, hasher: (any TransferSink)? = nil,
+        handler: @escaping @Sendable (TransferEvent) -> Void
     ) {
+        self.hasher = hasher
+        hashing = Mutex(HashProgress(end: startOffset))
         self.transport = transport
         self.request = request
         self.path = path
@@ -246,6 +281,7 @@ final class SegmentedTransfer: @unchecked Sendable {
             }
             if cursor < length { holes.append(cursor..<length) }
             holes.removeAll { $0.isEmpty }
+            if hasher != nil { holes = Self.chunked(holes, size: hashingChunkSize) }
             if let first = holes.first, first.lowerBound == startOffset {
                 primary.end = first.upperBound
                 state.queued = Array(holes.dropFirst())
@@ -452,6 +488,121 @@ final class SegmentedTransfer: @unchecked Sendable {
     }
 }
 
+// MARK: Hashing in order
+
+extension SegmentedTransfer {
+    /// `ranges` cut into consecutive chunks of at most `size` bytes, in order.
+    static func chunked(_ ranges: [Range<Int64>], size: Int64) -> [Range<Int64>] {
+        var chunks: [Range<Int64>] = []
+        for range in ranges {
+            var start = range.lowerBound
+            while start < range.upperBound {
+                let end = min(start + size, range.upperBound)
+                chunks.append(start..<end)
+                start = end
+            }
+        }
+        return chunks
+    }
+
+    /// A piece wrote `bytes` at `offset`: when they continue the hashed bytes they are hashed
+    /// now; when the piece reached its end, what the pieces after it wrote meanwhile is read
+    /// back, up to the first piece still writing, whose later writes are hashed as they come.
+    fileprivate func hashWritten(_ piece: Piece, _ bytes: UnsafeRawBufferPointer, at offset: Int64) {
+        guard let hasher else { return }
+        hashing.withLock { progress in
+            let end = offset + Int64(bytes.count)
+            guard !progress.broken, offset <= progress.end, end > progress.end else { return }
+            let fresh = UnsafeRawBufferPointer(rebasing: bytes[Int(progress.end - offset)...])
+            do {
+                try hasher.write(fresh, at: progress.end)
+                progress.end = end
+            } catch {
+                progress.broken = true
+                return
+            }
+            if end >= state.withLock({ _ in piece.end }) { catchUp(&progress, to: nil) }
+        }
+    }
+
+    /// Reads back and hashes what is on disk from the hashed end: the kept ranges and the
+    /// written bytes of the pieces it meets, stopping at a piece still writing (or a hole), or
+    /// at `length` when every piece ended.
+    private func catchUp(_ progress: inout HashProgress, to length: Int64?) {
+        guard let hasher, !progress.broken else { return }
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            progress.broken = true
+            return
+        }
+        defer { closeDescriptor(descriptor) }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        /// Hashes the file's bytes from the hashed end up to `end`.
+        func readBack(to end: Int64) -> Bool {
+            while progress.end < end {
+                let count = Int(min(Int64(buffer.count), end - progress.end))
+                let read = pread(descriptor, buffer.baseAddress, count, off_t(progress.end))
+                guard read > 0 else { return false }
+                do {
+                    try hasher.write(UnsafeRawBufferPointer(rebasing: buffer[0..<read]), at: progress.end)
+                } catch {
+                    return false
+                }
+                progress.end += Int64(read)
+                if length != nil { progress.readAtEnd += Int64(read) }
+            }
+            return true
+        }
+        if let length {
+            progress.broken = !readBack(to: length)
+            return
+        }
+        while true {
+            let at = progress.end
+            let (kept, piece) = state.withLock { state in
+                (state.kept.first { $0.contains(at) }, state.pieces.first { $0.start <= at && at < $0.end })
+            }
+            if let kept {
+                guard readBack(to: kept.upperBound) else {
+                    progress.broken = true
+                    return
+                }
+                continue
+            }
+            guard let piece else { return }
+            // Its buffered bytes go to the file first; its later writes wait, then come here.
+            let written = piece.fileLock.withLock { _ -> Int64? in
+                do {
+                    try piece.file.flush()
+                } catch {
+                    return nil
+                }
+                return piece.file.writtenEnd
+            }
+            guard let written, readBack(to: written) else {
+                progress.broken = true
+                return
+            }
+            // A piece still writing takes over from here.
+            if written < state.withLock({ _ in piece.end }) { return }
+        }
+    }
+
+    /// Hashes what is left once every piece ended and the file is complete: the sink to give
+    /// the verifier, or nil when hashing in order failed (the verifier reads the whole file).
+    func finishHashing(length: Int64) -> (any TransferSink)? {
+        guard let hasher else { return nil }
+        return hashing.withLock { progress in
+            catchUp(&progress, to: length)
+            return progress.broken || progress.end != length ? nil : hasher
+        }
+    }
+
+    /// The bytes ``finishHashing(length:)`` read back: what was left to hash at the end.
+    var bytesHashedAtEnd: Int64 { hashing.withLock { $0.readAtEnd } }
+}
+
 /// The sink of one piece: writes up to the piece's end, then stops the connection.
 private final class PieceSink: TransferSink, @unchecked Sendable {
     let transfer: SegmentedTransfer
@@ -467,6 +618,7 @@ private final class PieceSink: TransferSink, @unchecked Sendable {
         if allowed > 0 {
             let part = UnsafeRawBufferPointer(rebasing: bytes[0..<allowed])
             try piece.fileLock.withLock { _ in try piece.file.write(part, at: offset) }
+            transfer.hashWritten(piece, part, at: offset)
         }
         if allowed < bytes.count { throw SegmentedTransfer.PieceComplete() }
     }
@@ -474,4 +626,16 @@ private final class PieceSink: TransferSink, @unchecked Sendable {
     func flush() throws {
         try piece.fileLock.withLock { _ in try piece.file.flush() }
     }
+}
+
+/// Closes a descriptor (the transfer's own `close()` hides the C function inside it).
+private func closeDescriptor(_ descriptor: Int32) {
+    _ = close(descriptor)
+}
+
+/// Where a verified segmented download's hashing sink passes its writes: nowhere, since the
+/// pieces wrote the bytes to the file already.
+final class DiscardingSink: TransferSink, Sendable {
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {}
+    func flush() throws {}
 }

@@ -16,6 +16,8 @@ final class TemporaryFileSink: TransferSink, @unchecked Sendable {
     let truncates: Bool
     private var file: FileSink?
     private var isClosed = false
+    /// The end of the bytes written so far (``startOffset`` before the first).
+    private(set) var writtenEnd: Int64
     /// The bytes this transfer expects to write, from the response head: a small file gets
     /// buffers of its size instead of two 2 MiB ones (P2: thousands of 16 KiB files).
     var expectedByteCount: Int64?
@@ -27,6 +29,7 @@ final class TemporaryFileSink: TransferSink, @unchecked Sendable {
         self.path = path
         self.startOffset = startOffset
         self.truncates = truncates
+        writtenEnd = startOffset
     }
 
     /// Whether a byte was written (the file was opened).
@@ -46,9 +49,11 @@ final class TemporaryFileSink: TransferSink, @unchecked Sendable {
                 try opened.reserve(upTo: startOffset + expected)
             }
             try opened.write(bytes, at: offset)
+            writtenEnd = max(writtenEnd, offset + Int64(bytes.count))
             return
         }
         try file.write(bytes, at: offset)
+        writtenEnd = max(writtenEnd, offset + Int64(bytes.count))
     }
 
     func flush() throws { try file?.flush() }

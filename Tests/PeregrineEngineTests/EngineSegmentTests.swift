@@ -4,6 +4,7 @@ import PeregrineEngine
 import PeregrineMockTransport
 import PeregrineTransport
 import PeregrineVerification
+import Synchronization
 import Testing
 
 /// Segmented downloads on the mock transport's virtual clock: how the file is split, dynamic
@@ -306,5 +307,108 @@ struct EngineSegmentTests {
             return
         }
         #expect(reason.code == .verification)
+    }
+
+    /// Issue 15 item 3: a verified file is cut into chunks fetched in file order, and hashed in
+    /// that order while it arrives — the front piece's bytes as they are written, the others'
+    /// read back when the front reaches them — so the verdict gets the streamed digest, not a
+    /// second pass over the file.
+    @Test func aVerifiedSegmentedFileIsHashedInOrderWhileItArrives() throws {
+        let verifier = SinkKeepingVerifier()
+        let h = try Self.harness(connections: 4) { $0.verifier = verifier }
+        let length = 64 * Self.mebibyte
+        let body = MockBody.generated(seed: 31, count: length)
+        h.server.setRoute(
+            .file(body, entityTag: .fixed("\"o\"")).throttled(toBytesPerSecond: 2 << 20), for: "/ordered.bin")
+        let url = h.url("/ordered.bin")
+        let digest = try StreamingHasher.digest(.sha256, of: body.allBytes)
+        h.engine.download([DownloadItem(url, checksum: "sha256=" + digest.hexString)])
+        // 4 connections at 2 MiB/s take 4 MiB chunks in order: after 6 s about 48 MiB arrived,
+        // and all but the chunks still running (at most 4 × 4 MiB) continue the hashed prefix.
+        h.advance(.seconds(6))
+        let sink = try #require(verifier.hashingSinks.withLock { $0.last }, "the download was not hashed as it came")
+        guard case .hashing(let hashed) = sink.state else {
+            Issue.record("hashing stopped: \(sink.state)")
+            return
+        }
+        #expect(hashed >= 32 * Self.mebibyte, "only \(hashed) bytes hashed after 6 s")
+        h.runUntilIdle()
+        #expect(h.engine.state(ofTask: url) == .finished)
+        #expect(h.engine.verificationResult(ofTask: url) == .verified)
+        #expect(h.bytes(of: "ordered.bin") == body.allBytes)
+        // The verdict had the streamed digest (a file sink there means a second pass).
+        #expect(verifier.verdictSinks.withLock { $0 } == [true])
+        // Every piece but the first asks for one chunk of at most 4 MiB, and the chunks were
+        // taken in file order while there were any left.
+        let ranges = Self.requestedRanges(h, "/ordered.bin", length: length)
+        #expect(ranges.count >= 16, "\(ranges)")
+        for range in ranges.dropFirst() { #expect(range.count <= 4 * Self.mebibyte, "\(range)") }
+        let starts = ranges.dropFirst().prefix(12).map(\.lowerBound)
+        #expect(starts == starts.sorted(), "chunks out of order: \(starts)")
+    }
+
+    /// A verified segmented download stopped midway and resumed: the digest primes from the
+    /// prefix on disk and reads the kept pieces back; the file is verified, and a wrong
+    /// checksum still fails.
+    @Test(arguments: [true, false])
+    func aResumedVerifiedSegmentedDownloadIsHashedFromTheFileOnDisk(rightChecksum: Bool) throws {
+        let verifier = SinkKeepingVerifier()
+        let h = try Self.harness(connections: 4) {
+            $0.verifier = verifier
+            $0.checkpoint = CheckpointPolicy(interval: .milliseconds(200), byteThreshold: 256 << 10)
+        }
+        let body = MockBody.generated(seed: 33, count: 24 * Self.mebibyte)
+        h.server.setRoute(
+            .file(body, entityTag: .fixed("\"r\"")).throttled(toBytesPerSecond: 1 << 20), for: "/resumed.bin")
+        let url = h.url("/resumed.bin")
+        let digest = try StreamingHasher.digest(.sha256, of: body.allBytes)
+        let checksum = rightChecksum ? digest.hexString : String(repeating: "0", count: 64)
+        h.engine.download([DownloadItem(url, checksum: "sha256=" + checksum)])
+        h.advance(.milliseconds(2_500))
+        _ = h.engine.stopTasks([url])
+        h.runUntilIdle()
+        let record = try #require(h.engine.records().first { $0.urlString == url }?.resumeRecord)
+        #expect(record.offset > 0 && !record.completedRanges.isEmpty, "\(record)")
+        h.engine.resumeTasks([url])
+        h.runUntilIdle()
+        if rightChecksum {
+            #expect(h.engine.state(ofTask: url) == .finished)
+            #expect(h.engine.verificationResult(ofTask: url) == .verified)
+            #expect(h.bytes(of: "resumed.bin") == body.allBytes)
+            #expect(verifier.verdictSinks.withLock { $0 } == [true])
+        } else {
+            guard case .failed(let reason) = h.engine.state(ofTask: url) else {
+                Issue.record("a wrong checksum passed: \(h.engine.state(ofTask: url))")
+                return
+            }
+            #expect(reason.code == .verification)
+        }
+    }
+}
+
+/// The engine's checksum verifier, keeping the hashing sinks it made and whether each verdict
+/// got one.
+final class SinkKeepingVerifier: TaskFileVerifier {
+    let base = ChecksumTaskVerifier(digests: OpenSSLDigests())
+    let hashingSinks = Mutex<[HashingSink]>([])
+    let verdictSinks = Mutex<[Bool]>([])
+
+    func validate(checksum specification: String) throws(VerificationError) {
+        try base.validate(checksum: specification)
+    }
+
+    func sink(wrapping sink: any TransferSink, for task: TaskContext) -> any TransferSink {
+        let made = base.sink(wrapping: sink, for: task)
+        if let hashing = made as? HashingSink { hashingSinks.withLock { $0.append(hashing) } }
+        return made
+    }
+
+    func verify(_ sink: any TransferSink, for task: TaskContext) -> FailureReason? {
+        verdict(sink, for: task).failure
+    }
+
+    func verdict(_ sink: any TransferSink, for task: TaskContext) -> TaskFileVerdict {
+        verdictSinks.withLock { $0.append(sink is HashingSink) }
+        return base.verdict(sink, for: task)
     }
 }
