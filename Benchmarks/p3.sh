@@ -17,8 +17,10 @@
 # (outside every timing), checks every download's size and bytes outside the timed part, and
 # prints a Markdown table of medians with the date, the machine and the command.
 #
-# Usage: bash Benchmarks/p3.sh [--size 1G] [--rounds 5] [--no-build] [--timeout SECONDS]
+# Usage: bash Benchmarks/p3.sh [--size 1G] [--rounds 5] [--split N] [--no-build] [--timeout SECONDS]
 #   --size SIZE         file size: bytes, or with K/M/G (binary: 256M = 256 MiB). Default 1G.
+#   --split N           both downloads over N connections (`peregrine get --split N`): a verified
+#                       segmented download is hashed in file order while its chunks arrive.
 #   --rounds N          timed rounds after the warm-up (at least 1; 5 or more for real figures).
 #   --no-build          reuse the peregrine binary built before in .build-bench.
 #   --timeout SECONDS   kill a single run after this long and count it as failed (default 600).
@@ -39,6 +41,7 @@ SIZE_ARG=1G
 ROUNDS=5
 BUILD=1
 RUN_TIMEOUT=600
+SPLIT=1
 
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -48,12 +51,15 @@ while [[ $# -gt 0 ]]; do
         --rounds=*) ROUNDS=${1#*=}; shift ;;
         --timeout) [[ $# -ge 2 ]] || die "--timeout needs a value"; RUN_TIMEOUT=$2; shift 2 ;;
         --timeout=*) RUN_TIMEOUT=${1#*=}; shift ;;
+        --split) [[ $# -ge 2 ]] || die "--split needs a value"; SPLIT=$2; shift 2 ;;
+        --split=*) SPLIT=${1#*=}; shift ;;
         --no-build) BUILD=0; shift ;;
         -h|--help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown argument: $1 (try --help)" ;;
     esac
 done
 
+[[ $SPLIT =~ ^[0-9]+$ && $SPLIT -ge 1 && $SPLIT -le 64 ]] || die "--split must be 1 to 64, got '$SPLIT'"
 [[ $ROUNDS =~ ^[0-9]+$ && $ROUNDS -ge 1 ]] || die "--rounds must be a positive integer, got '$ROUNDS'"
 [[ $RUN_TIMEOUT =~ ^[0-9]+$ && $RUN_TIMEOUT -ge 1 ]] || die "--timeout must be a positive integer, got '$RUN_TIMEOUT'"
 
@@ -148,8 +154,8 @@ HASHERS=(peregrine-verify openssl-dgst)
 contender_cmd() {
     local dir=$2
     case "$1" in
-        get) CMD=("$PEREGRINE" get "$URL" -o "$dir" --quiet) ;;
-        get-sha256) CMD=("$PEREGRINE" get "$URL" -o "$dir" --quiet --checksum "sha256=$EXPECTED") ;;
+        get) CMD=("$PEREGRINE" get "$URL" -o "$dir" --quiet --split "$SPLIT") ;;
+        get-sha256) CMD=("$PEREGRINE" get "$URL" -o "$dir" --quiet --split "$SPLIT" --checksum "sha256=$EXPECTED") ;;
         peregrine-verify) CMD=("$PEREGRINE" verify "$FILE" --quiet --checksum "sha256=$EXPECTED") ;;
         openssl-dgst) CMD=(openssl dgst -sha256 "$FILE") ;;
         *) die "unknown contender $1" ;;

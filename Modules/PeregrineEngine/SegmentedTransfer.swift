@@ -76,6 +76,10 @@ final class SegmentedTransfer: @unchecked Sendable {
         var id: TransferID?
         var isRunning = true
         var redirects = 0
+        /// Set (under `fileLock`) once the piece ended complete and its file was closed: the
+        /// end of its bytes. A closed piece holds no buffers and no descriptor, so a long
+        /// download cut into hundreds of pieces costs only the running ones.
+        var closedEnd: Int64?
 
         init(index: Int, start: Int64, end: Int64, path: String) {
             self.index = index
@@ -328,7 +332,7 @@ final class SegmentedTransfer: @unchecked Sendable {
     }
 
     private func pieceEnded(_ piece: Piece, _ result: Result<TransferSummary, TransportError>) {
-        let outcome: TransportError? = state.withLock { state in
+        var outcome: TransportError? = state.withLock { state in
             piece.isRunning = false
             if piece.position >= piece.end { return nil }
             switch result {
@@ -343,6 +347,19 @@ final class SegmentedTransfer: @unchecked Sendable {
                 )
             case .failure(let error):
                 return error
+            }
+        }
+        if outcome == nil, piece !== primary {
+            // Complete: its bytes go to the file (the page cache) now, and its buffers and
+            // descriptor go; the next synchronize() syncs the file for it.
+            outcome = piece.fileLock.withLock { _ -> TransportError? in
+                do throws(SinkWriteError) {
+                    try piece.file.close()
+                    piece.closedEnd = piece.file.writtenEnd
+                    return nil
+                } catch {
+                    return TransportError(.writeFailed, error.message, url: request.url.string, errno: error.errno)
+                }
             }
         }
         if let outcome, state.withLock({ $0.command != .cancel }) {
@@ -444,10 +461,20 @@ final class SegmentedTransfer: @unchecked Sendable {
     func synchronize() throws(SinkWriteError) -> Int64 {
         let (pieces, kept) = state.withLock { ($0.pieces, $0.kept) }
         var ranges = kept
+        var closedAny = false
         for piece in pieces {
-            let end = try piece.fileLock.withLock { _ throws(SinkWriteError) in try piece.file.synchronize() }
+            let end = try piece.fileLock.withLock { _ throws(SinkWriteError) -> Int64 in
+                if let closed = piece.closedEnd {
+                    closedAny = true
+                    return closed
+                }
+                return try piece.file.synchronize()
+            }
             if end > piece.start { ranges.append(piece.start..<end) }
         }
+        // Closed pieces' bytes were written before their end was read: one fsync of the file
+        // (of its inode, whatever the descriptor) makes them durable.
+        if closedAny { try Self.syncFile(at: path) }
         let (prefix, rest) = Self.merge(ranges, from: startOffset)
         durable.withLock { $0 = rest }
         return prefix
@@ -468,6 +495,14 @@ final class SegmentedTransfer: @unchecked Sendable {
             }
         }
         if let firstError { throw firstError }
+    }
+
+    /// `fsync`s the file at `path` through a descriptor of its own.
+    static func syncFile(at path: String) throws(SinkWriteError) {
+        let descriptor = open(path, O_WRONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw SinkWriteError(errno: errno, message: "cannot open \(path) to sync it") }
+        defer { closeDescriptor(descriptor) }
+        guard fsync(descriptor) == 0 else { throw SinkWriteError(errno: errno, message: "fsync \(path)") }
     }
 
     /// Merges `ranges` with the prefix `0..<start`: the prefix's new end, and the ranges left
@@ -573,6 +608,7 @@ extension SegmentedTransfer {
             guard let piece else { return }
             // Its buffered bytes go to the file first; its later writes wait, then come here.
             let written = piece.fileLock.withLock { _ -> Int64? in
+                if let closed = piece.closedEnd { return closed }
                 do {
                     try piece.file.flush()
                 } catch {

@@ -33,7 +33,7 @@ final class TemporaryFileSink: TransferSink, @unchecked Sendable {
     }
 
     /// Whether a byte was written (the file was opened).
-    var isOpened: Bool { file != nil }
+    private(set) var isOpened = false
 
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
         guard let file else {
@@ -45,6 +45,7 @@ final class TemporaryFileSink: TransferSink, @unchecked Sendable {
             let opened = try FileSink(
                 path: path, mode: startOffset > 0 || !truncates ? .keepExisting : .truncate, options: options)
             file = opened
+            isOpened = true
             if preallocates, let expected = expectedByteCount, expected > 0 {
                 try opened.reserve(upTo: startOffset + expected)
             }
@@ -60,13 +61,17 @@ final class TemporaryFileSink: TransferSink, @unchecked Sendable {
 
     /// Flushes and `fsync`s; returns the offset up to which the file is durable.
     func synchronize() throws(SinkWriteError) -> Int64 {
-        guard let file else { return startOffset }
+        guard let file else {
+            if isClosed, isOpened { throw SinkWriteError(errno: 9, message: "sync of \(path) after close") }  // EBADF
+            return startOffset
+        }
         return max(startOffset, try file.synchronize())
     }
 
-    /// Flushes and closes the file; later writes fail.
+    /// Flushes and closes the file, and lets its buffers go; later writes fail.
     func close() throws(SinkWriteError) {
         isClosed = true
+        defer { file = nil }
         try file?.close()
     }
 }

@@ -332,6 +332,10 @@ struct EngineSegmentTests {
             return
         }
         #expect(hashed >= 32 * Self.mebibyte, "only \(hashed) bytes hashed after 6 s")
+        // A piece that ended let its file go: a dozen chunks done, only the running ones hold
+        // a descriptor (and buffers) on the file.
+        let open = Self.openDescriptors(under: h.downloads)
+        #expect(open <= 2 * 4, "\(open) descriptors on the partial file with 4 connections")
         h.runUntilIdle()
         #expect(h.engine.state(ofTask: url) == .finished)
         #expect(h.engine.verificationResult(ofTask: url) == .verified)
@@ -345,6 +349,15 @@ struct EngineSegmentTests {
         for range in ranges.dropFirst() { #expect(range.count <= 4 * Self.mebibyte, "\(range)") }
         let starts = ranges.dropFirst().prefix(12).map(\.lowerBound)
         #expect(starts == starts.sorted(), "chunks out of order: \(starts)")
+    }
+
+    /// How many of this process's open descriptors point into `directory`.
+    static func openDescriptors(under directory: String) -> Int {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return names.filter { name in
+            let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + name)
+            return target?.hasPrefix(directory + "/") == true
+        }.count
     }
 
     /// A verified segmented download stopped midway and resumed: the digest primes from the
