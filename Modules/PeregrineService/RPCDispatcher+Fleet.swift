@@ -41,7 +41,9 @@ extension RPCDispatcher {
         } catch {
             throw RPCError("The fleet's shared queue is unreachable: \(error.message)")
         }
-        let gid = state.withLock { state in state.table.gid(for: key, using: &state.generator).0 }
+        let gid = state.withLock { state in
+            state.table.gid(for: key, preferring: GID.fleet(key), using: &state.generator).0
+        }
         return .string(gid.description)
     }
 

@@ -151,6 +151,27 @@ import Testing
             }
         }
 
+        // The service that downloaded a file answers for the adder's GID too (one GID per task
+        // across the fleet).
+        let gidByName = Dictionary(gids.map { ($0.name, $0.gid) }, uniquingKeysWith: { first, _ in first })
+        for service in 0..<Self.services where service != victim {
+            let directory = scratch.path("downloads-\(service)")
+            let held = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter {
+                gidByName[$0] != nil
+            }
+            guard !held.isEmpty else { continue }
+            let calls = held.map {
+                "{\"methodName\":\"aria2.tellStatus\",\"params\":[\"\(gidByName[$0]!)\",[\"status\",\"dir\"]]}"
+            }
+            let response = try await daemons[service].call("system.multicall", "[\(calls.joined(separator: ","))]")
+            let results = try #require(response["result"] as? [Any], "\(response)")
+            for (name, result) in zip(held, results) {
+                let object = (result as? [Any])?.first as? [String: Any]
+                #expect(object?["status"] as? String == "complete", "\(name) on its downloader \(service): \(result)")
+                #expect(object?["dir"] as? String == directory, "\(name) on its downloader \(service): \(result)")
+            }
+        }
+
         // Graceful stops of the survivors.
         for (index, daemon) in daemons.enumerated() where index != victim {
             #expect(await daemon.signal(SIGTERM) == 0, "\(daemon.logText)")

@@ -151,4 +151,35 @@ import Testing
         #expect(queue.entriesByURL.withLock { $0.count } == 2)
         #expect(manager.engine.tasks().isEmpty)
     }
+
+    /// The service that downloads a task (its worker added it to its manager from the queue)
+    /// answers for the GID the adding service handed out, before it ever listed the task.
+    @Test func theHoldingServiceAnswersForTheAddersGID() async throws {
+        let scratch = try TemporaryDirectory(prefix: "fleet-rpc-gid")
+        defer { scratch.remove() }
+        let queue = QueueDouble()
+        var services: [RPCService] = []
+        var managers: [DownloadManager] = []
+        for name in ["a", "b"] {
+            let manager = try DownloadManager(
+                identifier: "fleet-\(name)",
+                configuration: .init(
+                    downloadDirectory: scratch.path("downloads-\(name)"), stateDirectory: scratch.path("state-\(name)"),
+                    downloadNewFileImmediately: false))
+            var configuration = RPCServiceConfiguration(port: 0)
+            configuration.fleetQueue = queue
+            managers.append(manager)
+            services.append(RPCService(manager: manager, configuration: configuration, logger: Logger(label: "test")))
+        }
+        let added = try await call(services[0], "aria2.addUri", "[\"http://example.com/g.bin\"]")
+        let gid = try #require(added["result"] as? String, "\(added)")
+        // B's worker claims it: the task is in B's manager (not started here).
+        _ = try managers[1].download([DownloadItem("http://example.com/g.bin")])
+        let onB = try await status(services[1], gid)
+        #expect(onB["gid"] as? String == gid)
+        #expect(onB["status"] as? String == "waiting")
+        #expect(onB["dir"] as? String == managers[1].downloadDirectory, "B answers from its own manager")
+        let unknown = try await call(services[1], "aria2.tellStatus", "\"00000000000000aa\"")
+        #expect(unknown["error"] != nil)
+    }
 }
