@@ -67,8 +67,8 @@ func snippetReadmeLine159() async throws {
     _ = (server, transport)
 }
 
-// Docs/Fleet.md:78
-func snippetFleetLine78() async throws {
+// Docs/Fleet.md:83
+func snippetFleetLine83() async throws {
     let manager = try DownloadManager(
         identifier: "service-a",
         configuration: DownloadManager.Configuration(
