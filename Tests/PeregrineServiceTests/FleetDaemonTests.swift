@@ -80,7 +80,7 @@ import Testing
                     tool,
                     [
                         "--dir", scratch.path("downloads-\(index)"), "--state", scratch.path("state-\(index)"),
-                        "--rpc-listen-port", "{port}", "--queue", Self.queue, "--lease", "2",
+                        "--rpc-listen-port", "{port}", "--queue", Self.queue, "--lease", "3",
                         "--fleet-slots", String(Self.slots),
                     ], log: scratch.path("daemon-\(index).log"),
                     // From the environment, so that the password is on no command line.
