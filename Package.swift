@@ -174,11 +174,13 @@ let package = Package(
             ],
             path: "Examples/peregrine"
         ),
-        // The download service as its own program: aria2's JSON-RPC on Hummingbird.
+        // The download service as its own program: aria2's JSON-RPC on Hummingbird; with
+        // `--store postgresql://…` one service of a fleet (the only program linking PostgresNIO).
         .executableTarget(
             name: "peregrined",
             dependencies: [
-                "Peregrine", "PeregrineCurlTransport", "PeregrineService", logging,
+                "Peregrine", "PeregrineCurlTransport", "PeregrineService", "PeregrineFleet",
+                "PeregrinePostgresStorage", logging,
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

@@ -3,6 +3,8 @@ import Foundation
 import Logging
 import Peregrine
 import PeregrineCurlTransport
+import PeregrineFleet
+import PeregrinePostgresStorage
 import PeregrineService
 import ServiceLifecycle
 
@@ -57,6 +59,26 @@ struct DaemonCommand: AsyncParsableCommand {
         help: "Download each file over up to N connections (1–64), for every download of the service.")
     var split = 1
 
+    @Option(
+        name: .customLong("store"),
+        help: ArgumentHelp(
+            "A fleet's shared queue: postgresql://USER:PASS@HOST:PORT/DB (or the environment's PEREGRINE_STORE).",
+            valueName: "connection-string"))
+    var store: String?
+
+    @Option(name: .customLong("queue"), help: "The shared queue's name; the same for every service of a fleet.")
+    var queueName = "downloads"
+
+    @Option(
+        name: .customLong("lease"),
+        help: "Seconds a claim holds a task without renewal: how soon a dead service's tasks go to others.")
+    var leaseSeconds: Double = 30
+
+    @Option(
+        name: .customLong("fleet-slots"),
+        help: "Tasks this service claims at once (default: --max-concurrent-downloads, else 5).")
+    var fleetSlots: Int?
+
     @Flag(help: "Log at debug level.")
     var verbose = false
 
@@ -67,6 +89,10 @@ struct DaemonCommand: AsyncParsableCommand {
         }
         if let maxConcurrentDownloads, maxConcurrentDownloads < 1 {
             throw ValidationError("--max-concurrent-downloads must be at least 1")
+        }
+        if let fleetSlots, fleetSlots < 1 { throw ValidationError("--fleet-slots must be at least 1") }
+        guard leaseSeconds >= 0.1, leaseSeconds <= 86400 else {
+            throw ValidationError("--lease takes 0.1 to 86400 seconds")
         }
     }
 
@@ -91,30 +117,74 @@ struct DaemonCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError("cannot open the service's store in \(stateDirectory): \(error)")
         }
-        if let maxConcurrentDownloads { manager.maxDownloadCount = maxConcurrentDownloads }
+        let fleet = try openFleet(manager: manager, logger: logger)
+        if let fleet {
+            // The service's share of the fleet: as many downloads as it holds leases.
+            manager.maxDownloadCount = fleet.configuration.slots
+        } else if let maxConcurrentDownloads {
+            manager.maxDownloadCount = maxConcurrentDownloads
+        }
+        defer { (fleet?.queue as? PostgresClaimingQueue)?.close() }
         for url in manager.restoredAfterForcedQuit {
             logger.info("recovered after a forced quit", metadata: ["url": "\(url)"])
         }
 
         let token = secret ?? ProcessInfo.processInfo.environment["PEREGRINE_RPC_SECRET"]
-        let service = RPCService(
-            manager: manager,
-            configuration: RPCServiceConfiguration(
-                host: listenAll ? "0.0.0.0" : "127.0.0.1", port: port,
-                secret: token.flatMap { $0.isEmpty ? nil : SecretToken($0) }, allowOriginAll: allowOriginAll,
-                version: peregrineVersion, requestTable: requests,
-                onListening: { port in
-                    // Tests and scripts read the port from this line when they asked for port 0.
-                    printError("peregrine daemon listening on port \(port)")
-                    SystemdNotifier.notify("READY=1\nSTATUS=listening on port \(port)")
-                },
-                onStopping: { SystemdNotifier.notify("STOPPING=1") }),
-            logger: logger)
+        var rpcConfiguration = RPCServiceConfiguration(
+            host: listenAll ? "0.0.0.0" : "127.0.0.1", port: port,
+            secret: token.flatMap { $0.isEmpty ? nil : SecretToken($0) }, allowOriginAll: allowOriginAll,
+            version: peregrineVersion,
+            // In a fleet, what this service downloads is what it holds leases for: tasks left
+            // in its store by an earlier run are the queue's to hand out, not this service's.
+            resumesUnfinishedDownloads: fleet == nil, requestTable: requests,
+            onListening: { port in
+                // Tests and scripts read the port from this line when they asked for port 0.
+                printError("peregrine daemon listening on port \(port)")
+                SystemdNotifier.notify("READY=1\nSTATUS=listening on port \(port)")
+            },
+            onStopping: { SystemdNotifier.notify("STOPPING=1") })
+        rpcConfiguration.fleetQueue = fleet?.queue
+        let service = RPCService(manager: manager, configuration: rpcConfiguration, logger: logger)
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)
+        ]
+        // Last in the group, so first to stop: it hands its leases back before the manager stops.
+        if let fleet {
+            services.append(
+                .init(service: FleetService(worker: fleet), successTerminationBehavior: .gracefullyShutdownGroup))
+        }
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
-                services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],
-                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+                services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
+    }
+}
+
+extension DaemonCommand {
+    /// The fleet worker on the shared queue of `--store` (or `PEREGRINE_STORE`), nil without
+    /// one. A database that cannot be reached ends the program with one line naming it with
+    /// its password redacted.
+    func openFleet(manager: DownloadManager, logger: Logger) throws -> FleetWorker? {
+        let environment = ProcessInfo.processInfo.environment["PEREGRINE_STORE"].flatMap { $0.isEmpty ? nil : $0 }
+        guard let connectionString = store ?? environment else { return nil }
+        let queue: PostgresClaimingQueue
+        do throws(StoreError) {
+            var queueLogger = logger
+            queueLogger.logLevel = verbose ? .debug : .warning
+            queue = try PostgresClaimingQueue(
+                queue: queueName, connectionString: connectionString,
+                leaseDuration: .milliseconds(Int64((leaseSeconds * 1000).rounded())), logger: queueLogger)
+        } catch {
+            // StoreError's text names the location with its password redacted.
+            let line = "cannot open the fleet's queue \(queueName): \(error)"
+            printError(line.split(whereSeparator: \.isNewline).joined(separator: " "))
+            throw ExitCode.failure
+        }
+        let configuration = FleetWorker.Configuration(slots: fleetSlots ?? maxConcurrentDownloads ?? 5)
+        logger.info(
+            "one service of a fleet",
+            metadata: ["queue": "\(queueName)", "owner": "\(queue.owner)", "store": "\(queue.location)"])
+        return FleetWorker(manager: manager, queue: queue, configuration: configuration, logger: logger)
     }
 }
 

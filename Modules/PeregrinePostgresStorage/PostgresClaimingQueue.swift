@@ -305,6 +305,40 @@ public final class PostgresClaimingQueue: ClaimingTaskQueue {
         }
     }
 
+    public func entries(_ urls: [String]) throws(StoreError) -> [String: QueuedTask] {
+        guard !urls.isEmpty else { return [:] }
+        let what = "cannot read \(urls.count) tasks of the queue \(queue) in"
+        return try withSession(doing: what) { session throws(StoreError) in
+            let result = try session.query(
+                """
+                SELECT record, received_length, claims, state,
+                    CASE WHEN lease_expires >= now() THEN lease_owner END
+                FROM peregrine_tasks
+                WHERE store = \(queue) AND url = ANY(\(urls)::text[])
+                """, doing: what)
+            var entries: [String: QueuedTask] = [:]
+            do {
+                for row in result.rows {
+                    let (text, received, claims, stateName, holder) = try row.decode(
+                        (String, Int64, Int32, String, String?).self)
+                    guard case .putTask(var task) = try decodeRecord(text) else {
+                        throw corrupt("a task row holds another record")
+                    }
+                    task.receivedLength = received
+                    // A claimed task whose lease ran out waits for the next claim.
+                    if stateName == "downloading" { task.state = holder == nil ? .pending : .downloading }
+                    if stateName == "pending" { task.state = .pending }
+                    entries[task.urlString] = QueuedTask(task: task, holder: holder, claims: Int(claims))
+                }
+            } catch let error as StoreError {
+                throw error
+            } catch {
+                throw corrupt("a row cannot be read: \(error)")
+            }
+            return entries
+        }
+    }
+
     public func waitForWork(timeout: Duration) async -> Bool {
         let id: Int? = wake.withLock { wake in
             if wake.notified {

@@ -17,6 +17,15 @@ public struct GID: Sendable, Hashable, Comparable, CustomStringConvertible {
         GID(UInt64.random(in: 1...UInt64.max, using: &generator))
     }
 
+    /// The GID every service of a fleet gives the task of `key` (the queue's key, a normalized
+    /// URL), so that a download has one GID on the service that added it and on the one that
+    /// downloads it: FNV-1a over its UTF-8 bytes, never 0; the same on every host.
+    static func fleet(_ key: String) -> GID {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in key.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        return GID(hash == 0 ? 1 : hash)
+    }
+
     /// 16 lowercase hex digits.
     public var description: String {
         let hex = String(rawValue, radix: 16)

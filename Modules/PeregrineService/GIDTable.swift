@@ -6,9 +6,16 @@ struct GIDTable: Sendable {
     private(set) var urlByGID: [GID: String] = [:]
     private(set) var gidByURL: [String: GID] = [:]
 
-    /// The GID of a task, made (and reported as new) when it has none.
-    mutating func gid<G: RandomNumberGenerator>(for url: String, using generator: inout G) -> (GID, isNew: Bool) {
+    /// The GID of a task, made (and reported as new) when it has none: `preferred` when no
+    /// other task has it, else a random one.
+    mutating func gid<G: RandomNumberGenerator>(
+        for url: String, preferring preferred: GID? = nil, using generator: inout G
+    ) -> (GID, isNew: Bool) {
         if let gid = gidByURL[url] { return (gid, false) }
+        if let preferred, urlByGID[preferred] == nil {
+            insert(preferred, url: url)
+            return (preferred, true)
+        }
         var gid = GID.random(using: &generator)
         while urlByGID[gid] != nil { gid = GID.random(using: &generator) }
         insert(gid, url: url)

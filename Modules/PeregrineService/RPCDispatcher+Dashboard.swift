@@ -323,6 +323,23 @@ extension RPCDispatcher {
         let key = DownloadListKey(options["list"]?.stringValue ?? "")
         let pause = options["pause"] == .bool(true)
         let section = options["section"]?.integerValue.map { Int($0) }
+        if let queue = configuration.fleetQueue {
+            // A fleet's queue keeps no lists, sections or paused marks: refused, not dropped.
+            guard key == DownloadListKey(""), section == nil, !pause else {
+                throw RPCError("A fleet's shared queue keeps no lists, sections or paused downloads.")
+            }
+            let carried = DownloadOptions(checksum.map { ["checksum": $0] } ?? [:])
+            return .array(
+                uris.map { uri in
+                    do throws(RPCError) {
+                        let gid = try addToFleet(
+                            uri, options: carried, fileName: nil, mirrors: 0, position: nil, queue: queue)
+                        return ["uri": .string(uri), "gid": gid]
+                    } catch {
+                        return ["uri": .string(uri), "error": .string(error.message)]
+                    }
+                })
+        }
         return .array(
             uris.map { uri in
                 do throws(RPCError) {

@@ -32,6 +32,11 @@ extension RPCDispatcher {
         if uris.count > 1 { options.values["peregrine.mirrors"] = uris.dropFirst().joined(separator: "\n") }
         let position: Int? = params.count > 2 ? try params.integer(2) : nil
 
+        // In a fleet the queue decides, also for a URL this service holds or held.
+        if let queue = configuration.fleetQueue {
+            return try addToFleet(
+                url, options: options, fileName: fileName, mirrors: uris.count - 1, position: position, queue: queue)
+        }
         if let existing = manager.engine.task(url)?.urlString {
             return .string(readd(existing).description)
         }

@@ -104,7 +104,13 @@ extension RPCDispatcher {
     /// The status object of a GID parameter: a task's, or a removed download's.
     func statusObject(_ text: String) throws(RPCError) -> [String: JSONValue] {
         switch try target(text) {
-        case .task(let gid, let url): return statusObject(gid: gid, url: url)
+        case .task(let gid, let url):
+            if manager.engine.task(url) == nil, let queue = configuration.fleetQueue,
+                let object = try fleetStatusObject(gid: gid, url: url, queue: queue)
+            {
+                return object
+            }
+            return statusObject(gid: gid, url: url)
         case .removed(let gid): return state.withLock { $0.removed[gid]?.status } ?? [:]
         }
     }

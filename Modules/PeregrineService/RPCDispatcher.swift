@@ -121,7 +121,11 @@ public final class RPCDispatcher: Sendable {
 
     /// The GID of a task, made and stored when it has none (a task the application added).
     func gid(of url: String) -> GID {
-        let (gid, isNew) = state.withLock { state in state.table.gid(for: url, using: &state.generator) }
+        // In a fleet, the GID the other services give the same task.
+        let preferred = configuration.fleetQueue == nil ? nil : GID.fleet(url)
+        let (gid, isNew) = state.withLock { state in
+            state.table.gid(for: url, preferring: preferred, using: &state.generator)
+        }
         if isNew { try? manager.updateMetaInfo([MetaKey.gid: .string(gid.description)], forTask: url) }
         return gid
     }
@@ -136,6 +140,7 @@ public final class RPCDispatcher: Sendable {
     func target(_ text: String) throws(RPCError) -> Target {
         guard GID.isHexPrefix(text) else { throw RPCError.invalidGID(text) }
         let prefix = text.lowercased()
+        if configuration.fleetQueue != nil, let exact = GID(hex: prefix) { adoptFleetGID(exact) }
         return try state.withLock { (state) throws(RPCError) -> Target in
             let gid: GID
             if let exact = GID(hex: prefix) {
@@ -149,6 +154,16 @@ public final class RPCDispatcher: Sendable {
             if state.removed[gid] != nil { return .removed(gid) }
             throw RPCError.gidNotFound(text)
         }
+    }
+
+    /// In a fleet, a GID another service handed out names a task this service holds before
+    /// this service ever showed it to a client: the task whose URL it is made from
+    /// (`GID.fleet`) takes it here. Only when the GID is unknown; the lock is not held while
+    /// the manager is asked.
+    private func adoptFleetGID(_ gid: GID) {
+        guard state.withLock({ $0.table.urlByGID[gid] == nil }) else { return }
+        guard let url = manager.engine.urlStrings().first(where: { GID.fleet($0) == gid }) else { return }
+        _ = self.gid(of: url)
     }
 
     /// A GID parameter that must name a task of the manager.

@@ -1,3 +1,5 @@
+import Peregrine
+
 /// How an ``RPCService`` listens and what it allows.
 public struct RPCServiceConfiguration: Sendable {
     /// The address to bind: `127.0.0.1` unless told otherwise (aria2's `--rpc-listen-all`
@@ -21,6 +23,12 @@ public struct RPCServiceConfiguration: Sendable {
     /// Where `header` and `max-download-limit` go; give the same table to the manager's
     /// configuration as its `requestAdapter`.
     public var requestTable: TaskRequestTable?
+    /// The queue this service shares with the other services of a fleet (issue 20), or nil for
+    /// a service on its own. With one, `aria2.addUri` puts new downloads into that queue (only
+    /// the `out` and `checksum` options; one URI; no position) instead of this service's
+    /// manager, and `tellStatus` follows such a download through the queue until this service
+    /// holds it. The queue's calls block for a round trip to its database.
+    public var fleetQueue: (any ClaimingTaskQueue)?
     /// Called once the server listens, with its port (the daemon tells systemd it is ready).
     public var onListening: (@Sendable (Int) -> Void)?
     /// Called once when the shutdown begins (the daemon tells systemd it is stopping).

@@ -19,6 +19,8 @@
 ///    same URL untouched; it wakes owners waiting in ``waitForWork(timeout:)``, in any process.
 /// 6. A lost connection throws `StoreError.Code.unavailable`; nothing of the failed call was
 ///    written. The owner must then treat its leases as uncertain: renew before finishing.
+/// 7. ``entries(_:)`` reads tasks as every owner sees them, without claiming or locking: their
+///    last recorded state and progress, and the owner whose lease is still running.
 public protocol ClaimingTaskQueue: AnyObject, Sendable {
     /// The queue's name: every owner of one queue uses the same name.
     var queue: String { get }
@@ -42,6 +44,26 @@ public protocol ClaimingTaskQueue: AnyObject, Sendable {
     /// `timeout` passed or the calling task was cancelled; returns whether a notification came.
     /// A `false` is no proof of an empty queue: callers claim after every return.
     func waitForWork(timeout: Duration) async -> Bool
+    /// The queue's tasks among `urls`, by URL (a URL the queue does not have is left out).
+    func entries(_ urls: [String]) throws(StoreError) -> [String: QueuedTask]
+}
+
+/// A task of a ``ClaimingTaskQueue`` as any owner sees it (``ClaimingTaskQueue/entries(_:)``).
+public struct QueuedTask: Sendable, Hashable {
+    /// The task as last recorded: `pending` while it waits (also after a lease expired),
+    /// `downloading` while an owner holds it, its end (`finished`, `failed` …) once finished.
+    public var task: StoredTask
+    /// The owner holding a running lease on it; nil when nobody does.
+    public var holder: String?
+    /// How many times it was claimed.
+    public var claims: Int
+
+    /// An entry.
+    public init(task: StoredTask, holder: String?, claims: Int) {
+        self.task = task
+        self.holder = holder
+        self.claims = claims
+    }
 }
 
 /// A task claimed from a ``ClaimingTaskQueue``.

@@ -67,8 +67,8 @@ func snippetReadmeLine159() async throws {
     _ = (server, transport)
 }
 
-// Docs/Fleet.md:23
-func snippetFleetLine23() async throws {
+// Docs/Fleet.md:83
+func snippetFleetLine83() async throws {
     let manager = try DownloadManager(
         identifier: "service-a",
         configuration: DownloadManager.Configuration(
@@ -231,8 +231,8 @@ func snippetPostgresstoreLine15() async throws {
     _ = (store, snapshot)
 }
 
-// Docs/Service.md:71
-func snippetServiceLine71() async throws {
+// Docs/Service.md:73
+func snippetServiceLine73() async throws {
     let downloads = "/srv/downloads"
     let state = "/var/lib/peregrine"
     let secret = "a long random token"

@@ -19,6 +19,9 @@ extension NginxServer {
         /// block can redirect between its listeners before the ports are known:
         /// `location = /down { return 302 $peregrine_http_origin/file.bin; }`.
         public var extraDirectives: [String]
+        /// Extra directives for the `http` block, such as a `log_format` that an `access_log`
+        /// among ``extraDirectives`` names (the `http` block has `access_log off`).
+        public var httpDirectives: [String]
         /// How long ``NginxServer/start()`` waits for nginx to accept connections.
         public var startTimeout: Duration
         /// How many times ``NginxServer/start()`` picks new ports when another process took one.
@@ -31,6 +34,7 @@ extension NginxServer {
             tls: TLSListener? = nil,
             limitRate: Int? = nil,
             extraDirectives: [String] = [],
+            httpDirectives: [String] = [],
             startTimeout: Duration = .seconds(15),
             bindAttempts: Int = 5,
             executablePath: String = NginxServer.defaultExecutablePath
@@ -38,6 +42,7 @@ extension NginxServer {
             self.tls = tls
             self.limitRate = limitRate
             self.extraDirectives = extraDirectives
+            self.httpDirectives = httpDirectives
             self.startTimeout = startTimeout
             self.bindAttempts = max(1, bindAttempts)
             self.executablePath = executablePath
@@ -103,6 +108,7 @@ extension NginxServer.Configuration {
 
             http {
                 access_log off;
+            \(httpDirectives.map { "    " + $0 }.joined(separator: "\n"))
                 sendfile on;
                 tcp_nopush on;
                 server_tokens off;

@@ -1,0 +1,282 @@
+import Foundation
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// `peregrined --store postgresql://…` as processes: several services share one queue in a real
+/// PostgreSQL (issue 20), download from a real nginx, and one of them is killed with SIGKILL.
+@Suite(.serialized) struct FleetDaemonTests {
+    static var peregrined: String? { ChildProcess.builtProduct(named: "peregrined") }
+
+    static let queue = "fleet"
+    static let services = 4
+    static let fileCount = 400
+    /// Tasks each service holds at once: also the most a killed service can have been holding.
+    static let slots = 5
+
+    /// Four services, 400 files added through the RPC of all of them, one service killed with
+    /// SIGKILL while it holds tasks. Every file arrives byte for byte, none is lost, and nginx's access
+    /// log shows what "once" means with a take-over:
+    /// - a task claimed once (never taken over) was requested exactly once, a complete 200;
+    /// - a task taken over (claimed more than once) was fetched to completion at least once and
+    ///   at most once per claim: the dead service may have completed its transfer before it
+    ///   could record the end in the queue, and that copy is orphaned in its directory;
+    /// - so across the fleet, complete fetches beyond one per task are at most what the dead
+    ///   service could hold (`slots`).
+    @Test func fourServicesDownloadEveryFileOnceThroughAKill() async throws {
+        let tool = try #require(Self.peregrined, "no peregrined beside the tests: build with --build-tests")
+        let seed = SeededRandom.seeds(from: "PEREGRINE_FLEET_SEED", defaults: [2611])[0]
+        var random = SeededRandom(seed: seed)
+        let scratch = try TemporaryDirectory(prefix: "fleet-daemons")
+        defer { scratch.remove() }
+
+        let clock = ContinuousClock()
+        let began = clock.now
+        func phase(_ name: String) { print("fleet: \(name) at \(clock.now - began)") }
+        let postgres = try PostgresServer()
+        defer { postgres.stop() }
+        try await postgres.start()
+        try await postgres.createDatabase("fleet")
+        let connectionString = postgres.connectionString(database: "fleet")
+
+        // Slow enough that every service holds transfers in flight when one is killed (nginx
+        // sends a second's worth at once, then the rest at the next whole seconds: a file over
+        // 32 KiB, one in four here, takes one second more); the log says whether each request
+        // completed.
+        let accessLog = scratch.path("access.log")
+        let nginx = try NginxServer(
+            NginxServer.Configuration(
+                limitRate: 32_768, extraDirectives: ["access_log \(accessLog) fleet;"],
+                httpDirectives: [
+                    "log_format fleet '$request_uri $status $body_bytes_sent \"$http_range\" [$request_completion]';"
+                ]))
+        defer { nginx.stop() }
+        var contents: [String: Data] = [:]
+        var sizes: [String: Int] = [:]
+        try FileManager.default.createDirectory(
+            atPath: nginx.documentPath("/fleet"), withIntermediateDirectories: true)
+        for index in 0..<Self.fileCount {
+            let name = String(format: "f%03d.bin", index)
+            let count = Int.random(in: 8_192...40_960, using: &random)
+            let file = nginx.documentPath("/fleet/" + name)
+            let data = Data(random.bytes(count))
+            try data.write(to: URL(fileURLWithPath: file))
+            contents[name] = data
+            sizes["/fleet/" + name] = count
+        }
+        try await nginx.start()
+        phase("servers started")
+
+        var daemons: [DaemonProcess] = []
+        defer { for daemon in daemons { daemon.stop() } }
+        for index in 0..<Self.services {
+            daemons.append(
+                try await DaemonProcess(
+                    tool,
+                    [
+                        "--dir", scratch.path("downloads-\(index)"), "--state", scratch.path("state-\(index)"),
+                        "--rpc-listen-port", "{port}", "--queue", Self.queue, "--lease", "3",
+                        "--fleet-slots", String(Self.slots),
+                    ], log: scratch.path("daemon-\(index).log"),
+                    // From the environment, so that the password is on no command line.
+                    environment: ["PEREGRINE_STORE": connectionString]))
+        }
+        phase("services started")
+        let victim = 1
+        let victimPID = daemons[victim].process.processIdentifier
+
+        // 400 additions through all four services, 25 to a call, interleaved; half way, the
+        // victim is killed once it holds leases, and the rest goes through the survivors.
+        var gids: [(service: Int, gid: String, name: String)] = []
+        let names = (0..<Self.fileCount).map { String(format: "f%03d.bin", $0) }
+        var killed = false
+        for (batch, start) in stride(from: 0, to: names.count, by: 25).enumerated() {
+            if start == names.count / 2 {
+                try await waitForQueue(postgres, "the kill") { _, open, _ in
+                    let held = try await postgres.psql(
+                        "SELECT count(*) FROM peregrine_tasks WHERE store = '\(Self.queue)' AND state = 'downloading'"
+                            + " AND lease_owner LIKE '%:\(victimPID):%'", database: "fleet")
+                    guard held != "0" else { return open == 0 }
+                    await daemons[victim].signal(SIGKILL)
+                    killed = true
+                    return true
+                }
+                try #require(killed, "the victim held no task before the first half ended")
+                phase("victim killed")
+            }
+            var service = batch % Self.services
+            if killed, service == victim { service = (victim + 1) % Self.services }
+            let chunk = Array(names[start..<min(start + 25, names.count)])
+            let calls = chunk.map {
+                "{\"methodName\":\"aria2.addUri\",\"params\":[[\"\(nginx.httpURL("/fleet/" + $0))\"]]}"
+            }
+            let response = try await daemons[service].call("system.multicall", "[\(calls.joined(separator: ","))]")
+            let results = try #require(response["result"] as? [Any], "\(response)")
+            for (name, result) in zip(chunk, results) {
+                let gid = try #require((result as? [Any])?.first as? String, "addUri of \(name): \(result)")
+                gids.append((service, gid, name))
+            }
+        }
+        try await waitForQueue(postgres, "the end") { _, open, total in total == Self.fileCount && open == 0 }
+
+        phase("every task ended")
+        // Every task finished in the queue, none lost.
+        let rows = try await postgres.psql(
+            "SELECT url, state, claims FROM peregrine_tasks WHERE store = '\(Self.queue)'", database: "fleet")
+        var claims: [String: Int] = [:]
+        for line in rows.split(separator: "\n") {
+            let fields = line.split(separator: "|").map(String.init)
+            try #require(fields.count == 3, "\(line)")
+            #expect(fields[1] == "finished", "\(fields[0]) ended \(fields[1])")
+            claims[String(fields[0].drop { $0 != "/" }.dropFirst(2).drop { $0 != "/" })] = Int(fields[2])
+        }
+        #expect(claims.count == Self.fileCount)
+        let takenOver = claims.filter { $0.value > 1 }
+        #expect(!takenOver.isEmpty, "the victim held tasks; another service must have taken them over")
+        print("fleet: seed \(seed), \(takenOver.count) tasks taken over from pid \(victimPID)")
+
+        // The adding service answers for what it added, wherever it was downloaded.
+        for (service, batch) in Dictionary(grouping: gids, by: \.service) where service != victim {
+            let calls = batch.map { "{\"methodName\":\"aria2.tellStatus\",\"params\":[\"\($0.gid)\",[\"status\"]]}" }
+            let response = try await daemons[service].call("system.multicall", "[\(calls.joined(separator: ","))]")
+            let results = try #require(response["result"] as? [Any], "\(response)")
+            for (added, result) in zip(batch, results) {
+                let status = ((result as? [Any])?.first as? [String: Any])?["status"] as? String
+                #expect(status == "complete", "\(added.name) on service \(service): \(result)")
+            }
+        }
+
+        // The service that downloaded a file answers for the adder's GID too (one GID per task
+        // across the fleet).
+        let gidByName = Dictionary(gids.map { ($0.name, $0.gid) }, uniquingKeysWith: { first, _ in first })
+        for service in 0..<Self.services where service != victim {
+            let directory = scratch.path("downloads-\(service)")
+            let held = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter {
+                gidByName[$0] != nil
+            }
+            guard !held.isEmpty else { continue }
+            let calls = held.map {
+                "{\"methodName\":\"aria2.tellStatus\",\"params\":[\"\(gidByName[$0]!)\",[\"status\",\"dir\"]]}"
+            }
+            let response = try await daemons[service].call("system.multicall", "[\(calls.joined(separator: ","))]")
+            let results = try #require(response["result"] as? [Any], "\(response)")
+            for (name, result) in zip(held, results) {
+                let object = (result as? [Any])?.first as? [String: Any]
+                #expect(object?["status"] as? String == "complete", "\(name) on its downloader \(service): \(result)")
+                #expect(object?["dir"] as? String == directory, "\(name) on its downloader \(service): \(result)")
+            }
+        }
+
+        // Graceful stops of the survivors.
+        for (index, daemon) in daemons.enumerated() where index != victim {
+            #expect(await daemon.signal(SIGTERM) == 0, "\(daemon.logText)")
+        }
+
+        // Every file right, in the directory of whoever downloaded it; none twice in one.
+        var found: [String: Int] = [:]
+        for index in 0..<Self.services {
+            let directory = scratch.path("downloads-\(index)")
+            for entry in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] {
+                #expect(!entry.contains(" ("), "\(entry) downloaded twice into \(directory)")
+                guard let expected = contents[entry] else { continue }
+                #expect(
+                    FileManager.default.contents(atPath: directory + "/" + entry) == expected,
+                    "\(entry) in \(directory)")
+                found[entry, default: 0] += 1
+            }
+        }
+        for name in names { #expect(found[name, default: 0] >= 1, "\(name) is in no download directory") }
+
+        // nginx: what "once" means (see above).
+        let log = try String(contentsOfFile: accessLog, encoding: .utf8)
+        var requests: [String: [(status: Int, bytes: Int, range: String, complete: Bool)]] = [:]
+        for line in log.split(separator: "\n") {
+            let fields = line.split(separator: " ").map(String.init)
+            try #require(fields.count == 5, "\(line)")
+            requests[fields[0], default: []].append(
+                (Int(fields[1]) ?? 0, Int(fields[2]) ?? -1, fields[3], fields[4] == "[OK]"))
+        }
+        var extra = 0
+        for name in names {
+            let path = "/fleet/" + name
+            let size = try #require(sizes[path])
+            let all = requests[path] ?? []
+            let complete = all.filter { request in
+                guard request.complete else { return false }
+                if request.status == 200 { return request.bytes == size }
+                // A 206 completes a partial file when its range runs to the end.
+                guard request.status == 206, request.range.hasPrefix("\"bytes="), request.range.hasSuffix("-\"")
+                else { return false }
+                let first = Int(request.range.dropFirst(7).dropLast(2)) ?? -1
+                return first >= 0 && request.bytes == size - first
+            }
+            let claimed = try #require(claims[path], "\(path) not in the queue")
+            if claimed == 1 {
+                #expect(all.count == 1 && complete.count == 1, "\(path), claimed once, was requested \(all)")
+            } else {
+                #expect(
+                    complete.count >= 1 && complete.count <= claimed,
+                    "\(path), claimed \(claimed) times, was requested \(all)")
+            }
+            extra += max(0, complete.count - 1)
+        }
+        #expect(extra <= Self.slots, "\(extra) complete fetches beyond one per file")
+
+        // The connection string's password appears in no log.
+        for index in 0..<Self.services {
+            let text = daemons[index].logText
+            #expect(
+                !text.contains(postgres.password) && !text.contains("s3cret"), "service \(index) logged the password")
+        }
+    }
+
+    /// A database that is down at start: one line on standard error naming the connection
+    /// string with its password redacted, and a non-zero exit.
+    @Test func aDatabaseThatIsDownAtStartIsOneRedactedLine() async throws {
+        let tool = try #require(Self.peregrined, "no peregrined beside the tests: build with --build-tests")
+        let scratch = try TemporaryDirectory(prefix: "fleet-down")
+        defer { scratch.remove() }
+        let port = try FreePort.pick()
+        let secret = "hunter2-\(UInt32.random(in: 0...UInt32.max))"
+        let result = try await ChildProcess.run(
+            tool,
+            [
+                "--dir", scratch.path("downloads"), "--state", scratch.path("state"), "--rpc-listen-port", "0",
+                "--store", "postgresql://peregrine:\(secret)@127.0.0.1:\(port)/fleet",
+            ], allowFailure: true)
+        #expect(result.status != 0)
+        let lines = result.errorText.split(separator: "\n")
+        #expect(lines.count == 1, "\(result.errorText)")
+        #expect(result.errorText.contains("postgresql://peregrine:***@127.0.0.1:\(port)/fleet"), "\(result.errorText)")
+        #expect(!result.errorText.contains(secret) && !result.text.contains(secret), "\(result.errorText)")
+    }
+
+    /// Polls the queue's counts every 100 ms until `done` says so; fails after 90 s (a hang
+    /// guard: nothing here is timed).
+    private func waitForQueue(
+        _ postgres: PostgresServer, _ what: String,
+        done: (_ finished: Int, _ open: Int, _ total: Int) async throws -> Bool
+    ) async throws {
+        let deadline = ContinuousClock.now + .seconds(90)
+        while true {
+            let counts = try await postgres.psql(
+                "SELECT count(*) FILTER (WHERE state = 'finished'),"
+                    + " count(*) FILTER (WHERE state IN ('pending', 'downloading')), count(*)"
+                    + " FROM peregrine_tasks WHERE store = '\(Self.queue)'", database: "fleet")
+            let numbers = counts.split(separator: "|").compactMap { Int($0) }
+            if numbers.count == 3, try await done(numbers[0], numbers[1], numbers[2]) {
+                return
+            }
+            guard ContinuousClock.now < deadline else {
+                Issue.record("the fleet did not get to \(what): \(counts)")
+                throw CancellationError()
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+    }
+}

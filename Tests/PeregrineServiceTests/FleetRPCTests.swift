@@ -1,0 +1,185 @@
+import Foundation
+import Peregrine
+import PeregrineService
+import Synchronization
+import TestSupport
+import Testing
+
+/// The RPC of a fleet service (`RPCServiceConfiguration.fleetQueue`) on an in-memory queue:
+/// what `aria2.addUri` puts into the shared queue and what `tellStatus` reports for it while
+/// other services hold it.
+@Suite struct FleetRPCTests {
+    /// A `ClaimingTaskQueue` in memory that the test moves by hand, as other services would.
+    final class QueueDouble: ClaimingTaskQueue {
+        let queue = "fleet"
+        let owner = "this-service"
+        let leaseDuration = Duration.seconds(30)
+        let entriesByURL = Mutex<[String: QueuedTask]>([:])
+        let isReachable = Atomic<Bool>(true)
+
+        func enqueue(_ tasks: [StoredTask]) throws(StoreError) -> [String] {
+            try check()
+            return entriesByURL.withLock { entries in
+                tasks.compactMap { task in
+                    guard entries[task.urlString] == nil else { return nil }
+                    entries[task.urlString] = QueuedTask(task: task, holder: nil, claims: 0)
+                    return task.urlString
+                }
+            }
+        }
+        func claim(limit: Int) throws(StoreError) -> [TaskLease] { [] }
+        func renew(_ progress: [StoredTask]) throws(StoreError) -> Set<String> { [] }
+        func finish(_ outcomes: [StoredTask]) throws(StoreError) -> Set<String> { [] }
+        func release(_ tasks: [StoredTask]) throws(StoreError) -> Set<String> { [] }
+        func waitForWork(timeout: Duration) async -> Bool { false }
+        func entries(_ urls: [String]) throws(StoreError) -> [String: QueuedTask] {
+            try check()
+            return entriesByURL.withLock { entries in entries.filter { urls.contains($0.key) } }
+        }
+
+        /// What another service does to a task.
+        func update(_ url: String, _ change: (inout QueuedTask) -> Void) {
+            entriesByURL.withLock { entries in if entries[url] != nil { change(&entries[url]!) } }
+        }
+
+        private func check() throws(StoreError) {
+            guard isReachable.load(ordering: .relaxed) else {
+                throw StoreError(.unavailable, path: "postgresql://peregrine:***@db/fleet", "the database is down")
+            }
+        }
+    }
+
+    private func call(_ service: RPCService, _ method: String, _ params: String) async throws -> [String: Any] {
+        let body = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\(method)\",\"params\":[\(params)]}"
+        let text = await service.dispatcher.respond(to: Array(body.utf8))
+        return try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+    }
+
+    private func status(_ service: RPCService, _ gid: String) async throws -> [String: Any] {
+        let response = try await call(service, "aria2.tellStatus", "\"\(gid)\"")
+        return try #require(response["result"] as? [String: Any], "\(response)")
+    }
+
+    @Test func addUriQueuesTheDownloadAndTellStatusFollowsItThroughTheQueue() async throws {
+        let scratch = try TemporaryDirectory(prefix: "fleet-rpc")
+        defer { scratch.remove() }
+        let manager = try DownloadManager(
+            identifier: "fleet-rpc",
+            configuration: .init(
+                downloadDirectory: scratch.path("downloads"), stateDirectory: scratch.path("state"),
+                downloadNewFileImmediately: false))
+        let queue = QueueDouble()
+        var configuration = RPCServiceConfiguration(port: 0)
+        configuration.fleetQueue = queue
+        let service = RPCService(manager: manager, configuration: configuration, logger: Logger(label: "test"))
+
+        // Added to the queue under the normalized URL, not to this service's manager.
+        let added = try await call(service, "aria2.addUri", "[\"HTTP://Example.COM:80/a.bin\"], {\"out\":\"b.bin\"}")
+        let gid = try #require(added["result"] as? String, "\(added)")
+        let key = "http://example.com/a.bin"
+        #expect(queue.entriesByURL.withLock { $0[key]?.task.preferredFileName } == "b.bin")
+        #expect(manager.engine.task(key) == nil)
+        #expect(try await status(service, gid)["status"] as? String == "waiting")
+
+        // The same URL again: the same GID, still one task.
+        let again = try await call(service, "aria2.addUri", "[\"http://example.com/a.bin\"]")
+        #expect(again["result"] as? String == gid)
+        #expect(queue.entriesByURL.withLock { $0.count } == 1)
+
+        // Another service claims it and renews with progress.
+        queue.update(key) { entry in
+            entry.holder = "service-b"
+            entry.claims = 1
+            entry.task.state = .downloading
+            entry.task.expectedLength = 100
+            entry.task.receivedLength = 40
+        }
+        let active = try await status(service, gid)
+        #expect(active["status"] as? String == "active")
+        #expect(active["peregrine.holder"] as? String == "service-b")
+        #expect(active["completedLength"] as? String == "40")
+        #expect(active["totalLength"] as? String == "100")
+
+        // Its lease expired: waiting again, held by nobody.
+        queue.update(key) { entry in
+            entry.holder = nil
+            entry.task.state = .pending
+        }
+        let expired = try await status(service, gid)
+        #expect(expired["status"] as? String == "waiting")
+        #expect(expired["peregrine.holder"] == nil)
+
+        // Finished elsewhere: complete; failed elsewhere: error with the reason.
+        queue.update(key) { entry in
+            entry.task.state = .finished
+            entry.task.receivedLength = 100
+        }
+        #expect(try await status(service, gid)["status"] as? String == "complete")
+        queue.update(key) { $0.task.state = .failed(FailureReason(.httpStatus, httpStatus: 404, message: "404")) }
+        let failed = try await status(service, gid)
+        #expect(failed["status"] as? String == "error")
+        #expect(failed["errorCode"] as? String == "3")
+
+        // The database away: an error, never a made-up status.
+        queue.isReachable.store(false, ordering: .relaxed)
+        let unreachable = try await call(service, "aria2.tellStatus", "\"\(gid)\"")
+        #expect(unreachable["result"] == nil)
+        let message = (unreachable["error"] as? [String: Any])?["message"] as? String ?? ""
+        #expect(message.contains("unreachable"), "\(unreachable)")
+        let refusedAdd = try await call(service, "aria2.addUri", "[\"http://example.com/c.bin\"]")
+        #expect(refusedAdd["error"] != nil, "\(refusedAdd)")
+        queue.isReachable.store(true, ordering: .relaxed)
+
+        // What the queue cannot carry is refused, not dropped.
+        for params in [
+            "[\"http://example.com/d.bin\"], {\"dir\":\"sub\"}",
+            "[\"http://example.com/d.bin\", \"http://mirror.example.com/d.bin\"]",
+            "[\"http://example.com/d.bin\"], {}, 0",
+        ] {
+            let refused = try await call(service, "aria2.addUri", params)
+            #expect(refused["error"] != nil, "\(params): \(refused)")
+        }
+        #expect(queue.entriesByURL.withLock { $0.count } == 1)
+
+        // The dashboard's peregrine.addUris goes into the queue too; a list or a pause is refused.
+        let dashboard = try await call(service, "peregrine.addUris", "[\"http://example.com/e.bin\"]")
+        let rows = try #require(dashboard["result"] as? [[String: Any]], "\(dashboard)")
+        let rowGID = try #require(rows.first?["gid"] as? String, "\(rows)")
+        #expect(try await status(service, rowGID)["status"] as? String == "waiting")
+        let paused = try await call(service, "peregrine.addUris", "[\"http://example.com/f.bin\"], {\"pause\":true}")
+        #expect(paused["error"] != nil, "\(paused)")
+        #expect(queue.entriesByURL.withLock { $0.count } == 2)
+        #expect(manager.engine.tasks().isEmpty)
+    }
+
+    /// The service that downloads a task (its worker added it to its manager from the queue)
+    /// answers for the GID the adding service handed out, before it ever listed the task.
+    @Test func theHoldingServiceAnswersForTheAddersGID() async throws {
+        let scratch = try TemporaryDirectory(prefix: "fleet-rpc-gid")
+        defer { scratch.remove() }
+        let queue = QueueDouble()
+        var services: [RPCService] = []
+        var managers: [DownloadManager] = []
+        for name in ["a", "b"] {
+            let manager = try DownloadManager(
+                identifier: "fleet-\(name)",
+                configuration: .init(
+                    downloadDirectory: scratch.path("downloads-\(name)"), stateDirectory: scratch.path("state-\(name)"),
+                    downloadNewFileImmediately: false))
+            var configuration = RPCServiceConfiguration(port: 0)
+            configuration.fleetQueue = queue
+            managers.append(manager)
+            services.append(RPCService(manager: manager, configuration: configuration, logger: Logger(label: "test")))
+        }
+        let added = try await call(services[0], "aria2.addUri", "[\"http://example.com/g.bin\"]")
+        let gid = try #require(added["result"] as? String, "\(added)")
+        // B's worker claims it: the task is in B's manager (not started here).
+        _ = try managers[1].download([DownloadItem("http://example.com/g.bin")])
+        let onB = try await status(services[1], gid)
+        #expect(onB["gid"] as? String == gid)
+        #expect(onB["status"] as? String == "waiting")
+        #expect(onB["dir"] as? String == managers[1].downloadDirectory, "B answers from its own manager")
+        let unknown = try await call(services[1], "aria2.tellStatus", "\"00000000000000aa\"")
+        #expect(unknown["error"] != nil)
+    }
+}
