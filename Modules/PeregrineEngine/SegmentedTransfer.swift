@@ -1,3 +1,4 @@
+import Dispatch
 import PeregrineCore
 import PeregrineTransport
 import Synchronization
@@ -130,7 +131,11 @@ final class SegmentedTransfer: @unchecked Sendable {
         var broken = false
         /// The bytes read back from the file by ``finishHashing(length:)``, at the end.
         var readAtEnd: Int64 = 0
+        /// A catch-up runs on ``hashQueue``: it alone feeds the hasher until it ends.
+        var catchingUp = false
     }
+    /// Where catch-ups read the file back, off the transport's threads.
+    private let hashQueue = DispatchQueue(label: "peregrine.segmented-hashing")
 
     /// The size of the chunks a verified download is cut into, at least the minimum segment.
     var hashingChunkSize: Int64 { max(segmentation.minimumSegmentSize, 4 << 20) }
@@ -541,87 +546,76 @@ extension SegmentedTransfer {
     }
 
     /// A piece wrote `bytes` at `offset`: when they continue the hashed bytes they are hashed
-    /// now; when the piece reached its end, what the pieces after it wrote meanwhile is read
-    /// back, up to the first piece still writing, whose later writes are hashed as they come.
+    /// now. When the piece reached its end, a catch-up on ``hashQueue`` reads back what the
+    /// pieces after it wrote meanwhile, up to the first piece still writing, whose later writes
+    /// are hashed as they come again; the transport's thread never reads the file.
     fileprivate func hashWritten(_ piece: Piece, _ bytes: UnsafeRawBufferPointer, at offset: Int64) {
         guard let hasher else { return }
-        hashing.withLock { progress in
+        let startsCatchUp = hashing.withLock { progress -> Bool in
             let end = offset + Int64(bytes.count)
-            guard !progress.broken, offset <= progress.end, end > progress.end else { return }
+            // During a catch-up it hashes these bytes from the file.
+            guard !progress.broken, !progress.catchingUp, offset <= progress.end, end > progress.end else {
+                return false
+            }
             let fresh = UnsafeRawBufferPointer(rebasing: bytes[Int(progress.end - offset)...])
             do {
                 try hasher.write(fresh, at: progress.end)
                 progress.end = end
             } catch {
                 progress.broken = true
-                return
+                return false
             }
-            if end >= state.withLock({ _ in piece.end }) { catchUp(&progress, to: nil) }
-        }
-    }
-
-    /// Reads back and hashes what is on disk from the hashed end: the kept ranges and the
-    /// written bytes of the pieces it meets, stopping at a piece still writing (or a hole), or
-    /// at `length` when every piece ended.
-    private func catchUp(_ progress: inout HashProgress, to length: Int64?) {
-        guard let hasher, !progress.broken else { return }
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            progress.broken = true
-            return
-        }
-        defer { closeDescriptor(descriptor) }
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
-        defer { buffer.deallocate() }
-        /// Hashes the file's bytes from the hashed end up to `end`.
-        func readBack(to end: Int64) -> Bool {
-            while progress.end < end {
-                let count = Int(min(Int64(buffer.count), end - progress.end))
-                let read = pread(descriptor, buffer.baseAddress, count, off_t(progress.end))
-                guard read > 0 else { return false }
-                do {
-                    try hasher.write(UnsafeRawBufferPointer(rebasing: buffer[0..<read]), at: progress.end)
-                } catch {
-                    return false
-                }
-                progress.end += Int64(read)
-                if length != nil { progress.readAtEnd += Int64(read) }
-            }
+            guard end >= state.withLock({ _ in piece.end }) else { return false }
+            progress.catchingUp = true
             return true
         }
-        if let length {
-            progress.broken = !readBack(to: length)
-            return
-        }
+        if startsCatchUp { hashQueue.async { [self] in catchUp() } }
+    }
+
+    /// Reads back and hashes what is on disk from the hashed end (on ``hashQueue``): the kept
+    /// ranges and the written bytes of the pieces it meets. It ends, under the lock, at a piece
+    /// whose written bytes are all hashed (its next write is hashed inline) or at a hole.
+    private func catchUp() {
+        guard let hasher else { return }
+        let reader = FileReader(path: path)
         while true {
-            let at = progress.end
-            let (kept, piece) = state.withLock { state in
-                (state.kept.first { $0.contains(at) }, state.pieces.first { $0.start <= at && at < $0.end })
-            }
-            if let kept {
-                guard readBack(to: kept.upperBound) else {
-                    progress.broken = true
-                    return
+            let step: (from: Int64, to: Int64)? = hashing.withLock { progress in
+                let at = progress.end
+                let (kept, piece) = state.withLock { state in
+                    (state.kept.first { $0.contains(at) }, state.pieces.first { $0.start <= at && at < $0.end })
                 }
-                continue
-            }
-            guard let piece else { return }
-            // Its buffered bytes go to the file first; its later writes wait, then come here.
-            let written = piece.fileLock.withLock { _ -> Int64? in
-                if let closed = piece.closedEnd { return closed }
-                do {
-                    try piece.file.flush()
-                } catch {
+                var target = kept?.upperBound
+                if target == nil, let piece {
+                    // Its buffered bytes go to the file first; a write racing this one is in
+                    // the file by the next round.
+                    target = piece.fileLock.withLock { _ -> Int64? in
+                        if let closed = piece.closedEnd { return closed }
+                        do {
+                            try piece.file.flush()
+                        } catch {
+                            return nil
+                        }
+                        return piece.file.writtenEnd
+                    }
+                    if target == nil { progress.broken = true }
+                }
+                guard !progress.broken, let target, target > at else {
+                    progress.catchingUp = false
                     return nil
                 }
-                return piece.file.writtenEnd
+                return (at, target)
             }
-            guard let written, readBack(to: written) else {
-                progress.broken = true
-                return
+            guard let step else { return }
+            // Only this queue moves the hashed end while catching up.
+            let read = reader.feed(hasher, from: step.from, to: step.to)
+            hashing.withLock { progress in
+                progress.end = step.from + read
+                if progress.end < step.to {
+                    progress.broken = true
+                    progress.catchingUp = false
+                }
             }
-            // A piece still writing takes over from here.
-            if written < state.withLock({ _ in piece.end }) { return }
+            if read < step.to - step.from { return }
         }
     }
 
@@ -629,9 +623,13 @@ extension SegmentedTransfer {
     /// the verifier, or nil when hashing in order failed (the verifier reads the whole file).
     func finishHashing(length: Int64) -> (any TransferSink)? {
         guard let hasher else { return nil }
+        hashQueue.sync {}
         return hashing.withLock { progress in
-            catchUp(&progress, to: length)
-            return progress.broken || progress.end != length ? nil : hasher
+            guard !progress.broken, !progress.catchingUp, progress.end <= length else { return nil }
+            let read = FileReader(path: path).feed(hasher, from: progress.end, to: length)
+            progress.readAtEnd = read
+            progress.end += read
+            return progress.end == length ? hasher : nil
         }
     }
 
@@ -661,6 +659,35 @@ private final class PieceSink: TransferSink, @unchecked Sendable {
 
     func flush() throws {
         try piece.fileLock.withLock { _ in try piece.file.flush() }
+    }
+}
+
+/// Reads a file back into a hashing sink.
+private struct FileReader {
+    let path: String
+
+    /// Feeds `hasher` the file's bytes `from..<to`; returns how many it fed (fewer on a failed
+    /// read or write).
+    func feed(_ hasher: any TransferSink, from: Int64, to: Int64) -> Int64 {
+        guard to > from else { return 0 }
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return 0 }
+        defer { closeDescriptor(descriptor) }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        var offset = from
+        while offset < to {
+            let count = Int(min(Int64(buffer.count), to - offset))
+            let read = pread(descriptor, buffer.baseAddress, count, off_t(offset))
+            guard read > 0 else { break }
+            do {
+                try hasher.write(UnsafeRawBufferPointer(rebasing: buffer[0..<read]), at: offset)
+            } catch {
+                break
+            }
+            offset += Int64(read)
+        }
+        return offset - from
     }
 }
 
