@@ -17,8 +17,8 @@ import PeregrineTransport
 import PeregrineVerification
 import ServiceLifecycle
 
-// README.md:79
-func snippetReadmeLine79() async throws {
+// README.md:80
+func snippetReadmeLine80() async throws {
     let manager = try DownloadManager.manager(identifier: "main")   // loads its store, repairs after a crash
     manager.maxDownloadCount = 3
     try manager.download(["https://example.org/a.iso", "https://example.org/b.pdf"])
@@ -30,8 +30,8 @@ func snippetReadmeLine79() async throws {
     _ = (manager, file)
 }
 
-// README.md:128
-func snippetReadmeLine128() async throws {
+// README.md:129
+func snippetReadmeLine129() async throws {
     let transport = CurlTransport()
     defer { transport.shutdown() }
 
@@ -46,8 +46,8 @@ func snippetReadmeLine128() async throws {
     _ = (transport, request, sink, summary)
 }
 
-// README.md:151
-func snippetReadmeLine151() async throws {
+// README.md:152
+func snippetReadmeLine152() async throws {
     var request = try TransferRequest(url: "https://example.org/big.iso")
     let bytesOnDisk: Int64 = 0
     let firstHead: ResponseHead! = nil
@@ -58,8 +58,8 @@ func snippetReadmeLine151() async throws {
     _ = (request, bytesOnDisk, firstHead, partPath, sink)
 }
 
-// README.md:159
-func snippetReadmeLine159() async throws {
+// README.md:160
+func snippetReadmeLine160() async throws {
     let server = MockServer()
     server.setRoute(.file(.generated(seed: 1, count: 10_000_000), entityTag: .fixed("\"v1\"")), for: "/a.bin")
     server.setRoute(MockRoute.file(.generated(seed: 2, count: 1_000)).faulting(.dropAfter(bytes: 500)), for: "/flaky")
