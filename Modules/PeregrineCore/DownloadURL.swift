@@ -65,7 +65,10 @@ public struct DownloadURL: Sendable, Hashable, CustomStringConvertible {
         self.host = host.lowercased()
         self.port = components.port ?? defaultPort
 
-        normalizedKey = Self.normalizedKey(of: string, components, scheme: scheme, defaultPort: defaultPort)
+        // The ranges are those of the string the URL holds, which differs from the one given
+        // when parsing encoded it (a host with non-ASCII letters, say).
+        normalizedKey = Self.normalizedKey(
+            of: url.relativeString, components, scheme: scheme, defaultPort: defaultPort)
     }
 
     /// The string with the scheme and host lower-cased, a default port dropped and an empty path
@@ -74,7 +77,11 @@ public struct DownloadURL: Sendable, Hashable, CustomStringConvertible {
     private static func normalizedKey(
         of string: String, _ components: URLComponents, scheme: String, defaultPort: Int
     ) -> String {
-        guard let schemeRange = components.rangeOfScheme, let hostRange = components.rangeOfHost else {
+        guard let schemeRange = components.rangeOfScheme, let hostRange = components.rangeOfHost,
+            schemeRange.upperBound <= hostRange.lowerBound, hostRange.upperBound <= string.endIndex,
+            components.rangeOfPort.map({ $0.lowerBound >= hostRange.upperBound && $0.upperBound <= string.endIndex })
+                ?? true
+        else {
             return string
         }
         var key = scheme

@@ -67,4 +67,17 @@ struct DownloadURLNormalizationTests {
             try DownloadURL("https://example.com:443/b").origin == (try DownloadURL("https://example.com/a")).origin)
         #expect(try DownloadURL("https://example.com:8443/").origin.description == "https://example.com:8443")
     }
+
+    /// Found by FuzzRPCRequest: a host with non-ASCII letters is encoded by the parse, and the
+    /// key was cut from the given string with the encoded string's ranges (a crash).
+    @Test(arguments: ["http://moc\u{154}\u{44B}e0t/=c.bin", "http://BÜCHER.example:80/ä?q=ü", "https://例え.テスト/"])
+    func aURLTheParseEncodesGetsAKeyOfItsEncodedForm(_ string: String) throws {
+        let url = try DownloadURL(string)
+        #expect(url.string == string)
+        #expect(url.normalizedKey.hasPrefix(string.hasPrefix("https") ? "https://" : "http://"))
+        #expect(!url.normalizedKey.contains(":80/"))
+        // The same URL spelled with an upper-case scheme has the same key.
+        let shouting = try DownloadURL(string.replacingOccurrences(of: "http", with: "HTTP"))
+        #expect(shouting.normalizedKey == url.normalizedKey)
+    }
 }
