@@ -16,6 +16,8 @@ import Testing
     /// are running before it writes, and until both have written before it ends (relaxed
     /// atomics, which order nothing for ThreadSanitizer): a thread that has ended may look ordered
     /// before later accesses to ThreadSanitizer, and Foundation's thread bookkeeping takes locks.
+    /// Each writes many times, interleaved with the other's: one write each was missed in one
+    /// run of seven (a CI run of 2026-11-27).
     @Test(.enabled(if: planted("race")))
     func dataRaceIsReported() async {
         final class Shared: @unchecked Sendable {
@@ -29,8 +31,8 @@ import Testing
             Thread {
                 shared.running.add(1, ordering: .relaxed)
                 while shared.running.load(ordering: .relaxed) < 2 {}
-                // An unsynchronized write: the race the sanitizer must report.
-                shared.value.pointee = value
+                // Unsynchronized writes: the race the sanitizer must report.
+                for round in 0..<10_000 { shared.value.pointee = value &+ round }
                 shared.written.add(1, ordering: .relaxed)
                 while shared.written.load(ordering: .relaxed) < 2 {}
                 shared.finished.add(1, ordering: .relaxed)
