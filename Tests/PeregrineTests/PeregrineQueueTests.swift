@@ -15,7 +15,8 @@ import Testing
     @Test func killedRunResumesFromThePersistedOffset() async throws {
         let tool = try #require(
             Self.executable, "no peregrine-queue binary beside the tests: build with `swift build --build-tests`")
-        let server = try NginxServer(.init(limitRate: 256 << 10))
+        // Throttled finely (nginx applies limit_rate between sendfile calls, 2 MiB each by default).
+        let server = try NginxServer(.init(limitRate: 256 << 10, extraDirectives: ["sendfile_max_chunk 32k;"]))
         try await server.start()
         defer { server.stop() }
         let size = 3 << 20
@@ -43,20 +44,28 @@ import Testing
         process.standardOutput = log
         process.standardError = log
         try process.run()
-        let grown = await onOwnThread { () -> Int64? in
+        // The kill is sent from the polling thread the moment the file is big enough: sent from a
+        // task instead, it waited for a free thread of the cooperative pool, and under the whole
+        // suite's load the download once finished first.
+        let grown = await onOwnThread { () -> (seen: Int64, afterKill: Int64?)? in
             let deadline = Date().addingTimeInterval(120)
             while Date() < deadline, process.isRunning {
-                if let partial = Self.partialFileSize(in: downloads), partial > Int64(size / 3) { return partial }
+                if let partial = Self.partialFileSize(in: downloads), partial > Int64(size / 3) {
+                    kill(process.processIdentifier, SIGKILL)
+                    process.waitUntilExit()
+                    return (partial, Self.partialFileSize(in: downloads))
+                }
                 usleep(20_000)
             }
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
             return nil
         }
-        kill(process.processIdentifier, SIGKILL)
-        await onOwnThread { process.waitUntilExit() }
         try? log.close()
         let first = String(decoding: FileManager.default.contents(atPath: firstOutput) ?? Data(), as: UTF8.self)
-        _ = try #require(grown, "the partial file never grew past a third; first run said: \(first)")
-        let onDiskAfterKill = try #require(Self.partialFileSize(in: downloads))
+        let seen = try #require(grown, "the partial file never grew past a third; first run said: \(first)")
+        let onDiskAfterKill = try #require(
+            seen.afterKill, "the partial file was gone after the kill; first run said: \(first)")
         #expect(process.terminationReason == .uncaughtSignal)
         #expect(!FileManager.default.fileExists(atPath: downloads + "/big.bin"))
 
