@@ -36,9 +36,12 @@ extension DownloadEngine {
         var parsed: [(DownloadItem, Result<DownloadURL, URLValidationError>)] = []
         parsed.reserveCapacity(items.count)
         var invalidChecksums: [String: VerificationError] = [:]
+        var mirrors: [String: [String]] = [:]
         for item in items {
             do throws(URLValidationError) {
-                parsed.append((item, .success(try DownloadURL(item.urlString))))
+                let url = try DownloadURL(item.urlString)
+                if !item.mirrors.isEmpty { mirrors[item.urlString] = try Self.mirrors(of: item, url: url) }
+                parsed.append((item, .success(url)))
             } catch {
                 parsed.append((item, .failure(error)))
             }
@@ -77,7 +80,7 @@ extension DownloadEngine {
                     verificationRetry: item.verificationRetry,
                     maxConnections: item.maxConnections.map {
                         min(max($0, Segmentation.connectionRange.lowerBound), Segmentation.connectionRange.upperBound)
-                    }, speedLimit: item.speedLimit)
+                    }, speedLimit: item.speedLimit, mirrors: mirrors[item.urlString] ?? [])
                 insert(url: url, record: record, machine: TaskStateMachine(), &state)
                 state.tasks[url.string]?.completion = completion
                 try? transition(url.string, .add, &state, &effects)
@@ -89,6 +92,19 @@ extension DownloadEngine {
             }
             return result
         }
+    }
+
+    /// An item's mirrors, checked, without duplicates of its URL or of each other.
+    ///
+    /// - Throws: the first mirror's error that is no URL Peregrine can download.
+    private static func mirrors(of item: DownloadItem, url: DownloadURL) throws(URLValidationError) -> [String] {
+        var seen: Set<String> = [url.normalizedKey]
+        var mirrors: [String] = []
+        for string in item.mirrors {
+            let mirror = try DownloadURL(string)
+            if seen.insert(mirror.normalizedKey).inserted { mirrors.append(mirror.string) }
+        }
+        return mirrors
     }
 
     /// Why an item's checksum (or checksum URL) cannot be used, if it cannot.

@@ -158,7 +158,7 @@ extension DownloadEngine {
         DownloadTaskSnapshot(
             record: entry.record, receivedBytes: entry.receivedBytes, isQueued: entry.machine.isQueued,
             listPosition: entry.rank, retryCount: entry.retryCount, mismatchCount: entry.mismatchCount,
-            retryAt: entry.retryAt)
+            retryAt: entry.retryAt, droppedURLs: entry.droppedURLs)
     }
 
     // MARK: Asking the server

@@ -26,7 +26,9 @@ extension DownloadEngine {
             segmentation = Segmentation(
                 maxConnectionsPerTask: connections, minimumSegmentSize: segmentation.minimumSegmentSize)
         }
-        let segmented = segmentation.splits || !keptRanges.isEmpty
+        // Mirrors need the segmented transfer even with one connection: a failing source's rest
+        // goes to another within the transfer.
+        let segmented = segmentation.splits || !keptRanges.isEmpty || !attempt.mirrors.isEmpty
         if attempt.startOffset == 0, keptRanges.isEmpty {
             // A fresh start writes a new file: the name may still be a link to a file placed
             // from it, whose bytes must not be truncated (see `removeLeftoverLinks`).
@@ -43,7 +45,7 @@ extension DownloadEngine {
                 return
             }
         }
-        var request = TransferRequest(url: attempt.url)
+        var request = TransferRequest(url: attempt.source)
         if let record = attempt.resumeRecord, record.offset > 0 || !keptRanges.isEmpty {
             request.range = ByteRange(start: record.offset)
             request.ifRange = record.validator
@@ -59,7 +61,7 @@ extension DownloadEngine {
             let transfer = SegmentedTransfer(
                 transport: transport, request: request, path: attempt.temporaryPath,
                 startOffset: attempt.startOffset, resumeRecord: keptRanges.isEmpty ? nil : attempt.resumeRecord,
-                segmentation: segmentation, hasher: hasher === discarding ? nil : hasher
+                segmentation: segmentation, hasher: hasher === discarding ? nil : hasher, mirrors: attempt.mirrors
             ) { [weak self] event in
                 self?.handle(event, of: attempt)
             }
@@ -313,6 +315,7 @@ extension DownloadEngine {
         }
         let failure = TransferFailure(reason: reason, transportError: nil, head: head, request: attempt.request!)
         let mismatch = verdict.isMismatch ? verdict.result : nil
+        if verdict.isMismatch { blameSources(of: attempt, for: reason) }
         if verdict.isMismatch,
             case .retryFromZero = attempt.verificationRetry.decision(afterMismatchOnAttempt: attemptNumber)
         {
@@ -351,6 +354,15 @@ extension DownloadEngine {
                 return .retry(fromZero: true, durableOffset: 0, failure: failure)
             }
         }
+        if closeFailure == nil, let failed = failingSource(of: attempt, error) {
+            // Another URL of the file is still in use: this one is dropped for the task and
+            // the next transfer starts on the next at once, from the synced bytes.
+            attempt.droppedSources.append((failed.string, failure.reason))
+            logger.notice(
+                "a source of the download failed; continuing from another",
+                metadata: ["url": "\(attempt.url)", "source": "\(failed)", "reason": "\(failure.reason)"])
+            return .retry(fromZero: false, durableOffset: durable, failure: failure)
+        }
         if closeFailure == nil, let policy = configuration.retryPolicy {
             switch policy.decision(after: failure, for: attempt.context) {
             case .fail: break
@@ -377,6 +389,14 @@ extension DownloadEngine {
                 return
             }
             state.tasks[key]!.attempt = nil
+            for (url, reason) in attempt.droppedSources
+                + (attempt.segmented?.droppedSources ?? []).map({
+                    ($0.url.string, $0.reason)
+                }) where entry.droppedURLs[url] == nil
+            {
+                entry.droppedURLs[url] = reason
+            }
+            if attempt.usesOneSourceNext { entry.usesOneSource = true }
             // A stop or delete may have landed while the file was being closed.
             if let disposition = attempt.disposition {
                 drain(attempt, disposition, durable: durable, &state, &effects)
@@ -594,6 +614,39 @@ extension DownloadEngine {
             entry.retryAt = nil
             guard entry.attempt == nil, entry.machine.state == .downloading else { return }
             startAttempt(entry, &state, &effects)
+        }
+    }
+
+    // MARK: Mirrors
+
+    /// The source whose failure ended the transfer, when another URL of the file is still in
+    /// use and the failure was the source's (not the file system's, not a cancel).
+    private func failingSource(of attempt: TransferAttempt, _ error: TransportError) -> DownloadURL? {
+        guard !attempt.alternatives.isEmpty, error.code != .writeFailed, error.code != .cancelled,
+            error.code != .rangeNotHonoured
+        else { return nil }
+        let failed: DownloadURL
+        if let segmented = attempt.segmented {
+            guard let source = segmented.failingSource else { return nil }
+            failed = source
+        } else {
+            failed = attempt.source
+        }
+        let dropped = Set((attempt.segmented?.droppedSources ?? []).map(\.url.string)).union([failed.string])
+        return ([attempt.source] + attempt.alternatives).contains { !dropped.contains($0.string) } ? failed : nil
+    }
+
+    /// A checksum mismatch: when one source sent every byte and others are in use, it is
+    /// dropped for the task; when several did, later transfers use one source at a time, so
+    /// that the next mismatch names its source.
+    private func blameSources(of attempt: TransferAttempt, for reason: FailureReason) {
+        guard !attempt.alternatives.isEmpty else { return }
+        let serving = attempt.segmented?.servingSources ?? [attempt.source]
+        // A resumed file holds bytes of earlier transfers too, from sources not counted here.
+        if serving.count > 1 || attempt.resumesFromRecord {
+            attempt.usesOneSourceNext = true
+        } else if let only = serving.first {
+            attempt.droppedSources.append((only.string, reason))
         }
     }
 

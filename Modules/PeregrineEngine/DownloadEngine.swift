@@ -220,6 +220,8 @@ public final class DownloadEngine: Sendable {
         if case .restart = event {
             entry.retryCount = 0
             entry.mismatchCount = 0
+            entry.droppedURLs = [:]
+            entry.usesOneSource = false
             entry.record.verification = .unverified
             // A checksum read from a checksum file is read again: the file may have changed.
             if entry.record.checksumURL != nil { entry.record.checksum = nil }
@@ -227,6 +229,8 @@ public final class DownloadEngine: Sendable {
         if case .resume = event {
             entry.retryCount = 0
             entry.mismatchCount = 0
+            entry.droppedURLs = [:]
+            entry.usesOneSource = false
         }
         if case .deleteFile = event { entry.record.verification = .unverified }
         let listKey = entry.record.list
@@ -369,6 +373,10 @@ public final class DownloadEngine: Sendable {
             temporaryPath: temporaryPath, resumeRecord: record, context: context, checksumURL: checksumURL,
             verificationRetry: entry.record.verificationRetry ?? configuration.verificationRetry,
             mismatchesBefore: entry.mismatchCount)
+        let sources = entry.sources
+        attempt.source = sources[0]
+        attempt.alternatives = Array(sources.dropFirst())
+        attempt.mirrors = entry.usesOneSource ? [] : attempt.alternatives
         attempt.lastCheckpointTime = clock.now()
         attempt.lastCheckpointBytes = attempt.startOffset
         attempt.limiters = bandwidthLimiters(for: entry, &state)

@@ -27,13 +27,20 @@ public struct DownloadItem: Sendable, Hashable, ExpressibleByStringLiteral {
     /// This download's own speed limit, shared by all its connections; nil for none. The list's
     /// and the engine's limits apply as well (see ``DownloadEngine/setSpeedLimit(_:forTask:)``).
     public var speedLimit: SpeedLimit?
+    /// Other URLs of the same file (aria2 takes several URIs per download): further connections
+    /// are spread over them, a mirror that fails or does not fit (another size, no validator)
+    /// is dropped for the task, and when the task's own URL fails the next transfer starts on
+    /// a mirror. Each must be a valid URL (the item is refused otherwise); duplicates of the
+    /// task's URL or of each other are ignored.
+    public var mirrors: [String] = []
 
     /// Creates an item.
     public init(
         _ urlString: String, preferredFileName: String? = nil, checksum: String? = nil, checksumURL: String? = nil,
         verificationRetry: VerificationRetryPolicy? = nil, maxConnections: Int? = nil, startsImmediately: Bool? = nil,
-        speedLimit: SpeedLimit? = nil
+        speedLimit: SpeedLimit? = nil, mirrors: [String] = []
     ) {
+        self.mirrors = mirrors
         self.speedLimit = speedLimit
         self.maxConnections = maxConnections
         self.startsImmediately = startsImmediately

@@ -53,6 +53,8 @@ public struct DownloadTaskRecord: Sendable, Hashable, Codable {
     /// The task's own speed limit, shared by all its connections; nil for none (the list's and
     /// the engine's limits still apply).
     public var speedLimit: SpeedLimit?
+    /// Other URLs of the same file, in the order given (see ``DownloadItem/mirrors``).
+    public var mirrors: [String]
 
     /// Creates a record.
     public init(
@@ -60,8 +62,10 @@ public struct DownloadTaskRecord: Sendable, Hashable, Codable {
         fileName: String? = nil, temporaryFileName: String, expectedLength: Int64? = nil, mimeType: String? = nil,
         preferredFileName: String? = nil, checksum: String? = nil, addedAt: Date, finishedAt: Date? = nil,
         verification: VerificationResult = .unverified, checksumURL: String? = nil,
-        verificationRetry: VerificationRetryPolicy? = nil, maxConnections: Int? = nil, speedLimit: SpeedLimit? = nil
+        verificationRetry: VerificationRetryPolicy? = nil, maxConnections: Int? = nil, speedLimit: SpeedLimit? = nil,
+        mirrors: [String] = []
     ) {
+        self.mirrors = mirrors
         self.maxConnections = maxConnections
         self.speedLimit = speedLimit
         self.verification = verification
@@ -104,7 +108,8 @@ extension DownloadTaskRecord {
             checksumURL: try container.decodeIfPresent(String.self, forKey: .checksumURL),
             verificationRetry: try container.decodeIfPresent(VerificationRetryPolicy.self, forKey: .verificationRetry),
             maxConnections: try container.decodeIfPresent(Int.self, forKey: .maxConnections),
-            speedLimit: try container.decodeIfPresent(SpeedLimit.self, forKey: .speedLimit))
+            speedLimit: try container.decodeIfPresent(SpeedLimit.self, forKey: .speedLimit),
+            mirrors: try container.decodeIfPresent([String].self, forKey: .mirrors) ?? [])
     }
 }
 
@@ -127,6 +132,10 @@ public struct DownloadTaskSnapshot: Sendable, Hashable {
     /// When a waiting retry starts the next transfer, on the engine's clock (``EngineClock/now``);
     /// nil when no retry waits.
     public var retryAt: Duration?
+    /// The task's URLs (its own or its mirrors) no longer used since the user last started it,
+    /// with why: they failed, announced another size, or served bytes that did not match the
+    /// checksum. Kept in memory only: a new process tries every URL again.
+    public var droppedURLs: [String: FailureReason] = [:]
 
     /// The file's checksum verification.
     public var verification: VerificationResult { record.verification }

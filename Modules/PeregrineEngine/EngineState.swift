@@ -32,6 +32,20 @@ final class TaskEntry: @unchecked Sendable {
     var retryGeneration: UInt64 = 0
     /// The task's own bandwidth limiter, made at its first transfer; its limit is the record's.
     var limiter: BandwidthLimiter?
+    /// URLs of the task (its own, mirrors) dropped since the user's last action, with why.
+    var droppedURLs: [String: FailureReason] = [:]
+    /// A checksum mismatch came from bytes of several sources: until the user's next action,
+    /// each transfer uses one source, so that a mismatch names the source that sent it.
+    var usesOneSource = false
+
+    /// The URLs to download from, in order: the task's own, then its mirrors, less the dropped
+    /// ones (all of them when every one was dropped).
+    var sources: [DownloadURL] {
+        guard !record.mirrors.isEmpty else { return [url] }
+        let all = [url] + record.mirrors.compactMap { try? DownloadURL($0) }
+        let usable = all.filter { droppedURLs[$0.string] == nil }
+        return usable.isEmpty ? all : usable
+    }
 
     init(url: DownloadURL, record: DownloadTaskRecord, machine: TaskStateMachine, rank: Int64, receivedBytes: Int64) {
         self.url = url

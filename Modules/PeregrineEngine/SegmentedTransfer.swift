@@ -69,6 +69,8 @@ final class SegmentedTransfer: @unchecked Sendable {
     final class Piece: @unchecked Sendable {
         let index: Int
         let start: Int64
+        /// The index of the source (the request's URL, then the mirrors) it is fetched from.
+        let source: Int
         let file: TemporaryFileSink
         let fileLock = Mutex(())
         // Guarded by the transfer's `state` lock.
@@ -77,22 +79,41 @@ final class SegmentedTransfer: @unchecked Sendable {
         var id: TransferID?
         var isRunning = true
         var redirects = 0
+        /// Why its response was refused (a mirror's head that does not fit): it writes nothing
+        /// more, and its range goes to another source.
+        var rejection: TransportError?
         /// Set (under `fileLock`) once the piece ended complete and its file was closed: the
         /// end of its bytes. A closed piece holds no buffers and no descriptor, so a long
         /// download cut into hundreds of pieces costs only the running ones.
         var closedEnd: Int64?
 
-        init(index: Int, start: Int64, end: Int64, path: String) {
+        init(index: Int, start: Int64, end: Int64, path: String, source: Int = 0) {
             self.index = index
             self.start = start
+            self.source = source
             self.position = start
             self.end = end
             self.file = TemporaryFileSink(path: path, startOffset: start, truncates: false)
         }
     }
 
+    /// A server the pieces are fetched from: the request's URL (index 0), then the mirrors.
+    struct Source {
+        let url: DownloadURL
+        /// A mirror's own validator, from its first response (its file's version); the first
+        /// source's is the transfer's ``State/validator``.
+        var validator: ResumeValidator?
+        /// Why it is no longer used for this transfer, once it failed or did not fit.
+        var dropped: FailureReason?
+        /// Whether it sent bytes of the file.
+        var served = false
+    }
+
     private struct State {
         var pieces: [Piece] = []
+        var sources: [Source] = []
+        /// The source whose failure ended the transfer, if one did.
+        var failingSource: Int?
         /// Ranges still to fetch that no connection has taken yet.
         var queued: [Range<Int64>] = []
         var completeLength: Int64?
@@ -146,7 +167,7 @@ final class SegmentedTransfer: @unchecked Sendable {
     init(
         transport: any Transport, request: TransferRequest, path: String, startOffset: Int64,
         resumeRecord: ResumeRecord?, segmentation: Segmentation, hasher: (any TransferSink)? = nil,
-        handler: @escaping @Sendable (TransferEvent) -> Void
+        mirrors: [DownloadURL] = [], handler: @escaping @Sendable (TransferEvent) -> Void
     ) {
         self.hasher = hasher
         hashing = Mutex(HashProgress(end: startOffset))
@@ -163,6 +184,7 @@ final class SegmentedTransfer: @unchecked Sendable {
         primary = Piece(index: 0, start: startOffset, end: ranges.first?.lowerBound ?? .max, path: path)
         state.withLock {
             $0.pieces = [primary]
+            $0.sources = [Source(url: request.url)] + mirrors.map { Source(url: $0) }
             $0.kept = ranges
             $0.completeLength = resumeRecord?.expectedLength
             $0.validator = resumeRecord?.validator
@@ -205,6 +227,7 @@ final class SegmentedTransfer: @unchecked Sendable {
         }
         let command: TransferAttempt.Command? = state.withLock { state in
             piece.id = id
+            if piece.rejection != nil { return .cancel }
             return piece.isRunning ? state.command : nil
         }
         switch command {
@@ -218,13 +241,17 @@ final class SegmentedTransfer: @unchecked Sendable {
 
     /// Reserves room for `count` bytes at `offset` in `piece`: how many may be written.
     fileprivate func reserve(_ piece: Piece, offset: Int64, count: Int) throws -> Int {
-        try state.withLock { _ in
+        try state.withLock { state in
+            if let rejection = piece.rejection {
+                throw SinkWriteError(errno: 125, message: "refused: \(rejection.message)")  // ECANCELED
+            }
             guard offset == piece.position else {
                 throw SinkWriteError(
                     errno: 22, message: "piece at \(piece.start) written at \(offset), expected \(piece.position)")
             }
             let allowed = Int(min(Int64(count), max(0, piece.end - piece.position)))
             piece.position += Int64(allowed)
+            if allowed > 0, !state.sources[piece.source].served { state.sources[piece.source].served = true }
             return allowed
         }
     }
@@ -290,7 +317,9 @@ final class SegmentedTransfer: @unchecked Sendable {
             }
             if cursor < length { holes.append(cursor..<length) }
             holes.removeAll { $0.isEmpty }
-            if hasher != nil { holes = Self.chunked(holes, size: hashingChunkSize) }
+            // Chunks only help when several connections share the holes out; one connection
+            // (a single mirror taking over, say) keeps one request per hole.
+            if hasher != nil, segmentation.splits { holes = Self.chunked(holes, size: hashingChunkSize) }
             if let first = holes.first, first.lowerBound == startOffset {
                 primary.end = first.upperBound
                 state.queued = Array(holes.dropFirst())
@@ -313,50 +342,124 @@ final class SegmentedTransfer: @unchecked Sendable {
     }
 
     /// A further connection's head must be the same file's piece: 206, from the piece's start,
-    /// with the first response's validator.
+    /// with the first response's validator. A mirror's must announce the same length and keep
+    /// its own first validator; a mirror that does not fit is dropped for this transfer and the
+    /// piece's range goes to another source.
     private func checkPieceHead(_ head: ResponseHead, of piece: Piece) {
-        let problem: TransportError? = state.withLock { state in
+        let (problem, dropsMirror): (TransportError?, Bool) = state.withLock { state in
+            let source = state.sources[piece.source]
+            let isMirror = piece.source != 0
+            let who = isMirror ? "mirror \(source.url)" : "a segment"
             guard head.status == 206, head.contentRange?.first == piece.start else {
-                return TransportError(
-                    .rangeNotHonoured, "a segment from byte \(piece.start) was answered with \(head.status)",
-                    httpStatus: head.status, url: request.url.string)
+                return (
+                    TransportError(
+                        .rangeNotHonoured, "\(who) from byte \(piece.start) was answered with \(head.status)",
+                        httpStatus: head.status, url: source.url.string), isMirror
+                )
+            }
+            if isMirror {
+                guard let length = state.completeLength, head.completeLength == length else {
+                    let announced = head.completeLength.map(String.init) ?? "an unknown number of"
+                    let first = state.completeLength.map(String.init) ?? "an unknown number of"
+                    return (
+                        TransportError(
+                            .rangeNotHonoured,
+                            "\(who) announced \(announced) bytes, \(request.url) \(first): not the same file",
+                            httpStatus: head.status, url: source.url.string), true
+                    )
+                }
+                guard let validator = head.resumeValidator else {
+                    return (
+                        TransportError(
+                            .rangeNotHonoured,
+                            "\(who) answered without ETag or Last-Modified: its file's version cannot be checked",
+                            httpStatus: head.status, url: source.url.string), true
+                    )
+                }
+                if let known = source.validator, known != validator {
+                    return (
+                        TransportError(
+                            .rangeNotHonoured, "\(who) changed its file while downloading (validator differs)",
+                            httpStatus: head.status, url: source.url.string), true
+                    )
+                }
+                state.sources[piece.source].validator = validator
+                return (nil, false)
             }
             if let validator = state.validator, head.resumeValidator != validator {
-                return TransportError(
-                    .rangeNotHonoured, "the file changed while downloading it in segments (validator differs)",
-                    httpStatus: head.status, url: request.url.string)
+                return (
+                    TransportError(
+                        .rangeNotHonoured, "the file changed while downloading it in segments (validator differs)",
+                        httpStatus: head.status, url: request.url.string), false
+                )
             }
             if let length = state.completeLength, let announced = head.completeLength, announced != length {
-                return TransportError(
-                    .rangeNotHonoured, "a segment announced \(announced) bytes in all, the first response \(length)",
-                    httpStatus: head.status, url: request.url.string)
+                return (
+                    TransportError(
+                        .rangeNotHonoured,
+                        "a segment announced \(announced) bytes in all, the first response \(length)",
+                        httpStatus: head.status, url: request.url.string), false
+                )
             }
-            return nil
+            return (nil, false)
         }
-        if let problem { fail(problem) }
+        guard let problem else { return }
+        if dropsMirror {
+            reject(piece, problem)
+        } else {
+            fail(problem, source: piece.source)
+        }
+    }
+
+    /// Refuses a mirror piece's response: it writes nothing, the mirror is dropped for this
+    /// transfer, and the piece's range goes back to the queue when its connection ended.
+    private func reject(_ piece: Piece, _ problem: TransportError) {
+        let id: TransferID? = state.withLock { state in
+            piece.rejection = problem
+            if state.sources[piece.source].dropped == nil {
+                state.sources[piece.source].dropped = problem.failureReason
+            }
+            return piece.id
+        }
+        if let id { transport.cancel(id) }
     }
 
     private func pieceEnded(_ piece: Piece, _ result: Result<TransferSummary, TransportError>) {
         var outcome: TransportError? = state.withLock { state in
             piece.isRunning = false
-            if piece.position >= piece.end { return nil }
+            if piece.position >= piece.end, piece.rejection == nil { return nil }
+            var error: TransportError
             switch result {
             case .success where piece === primary && piece.end == .max:
                 // One connection ran to the end of the body.
                 piece.end = piece.position
                 return nil
             case .success:
-                return TransportError(
+                error = TransportError(
                     .protocolViolation,
-                    "a segment ended at byte \(piece.position), before its end at \(piece.end)", url: request.url.string
-                )
-            case .failure(let error):
-                return error
+                    "a segment ended at byte \(piece.position), before its end at \(piece.end)",
+                    url: state.sources[piece.source].url.string)
+            case .failure(let failure):
+                error = failure
             }
+            if let rejection = piece.rejection { error = rejection }
+            guard Self.failsOver(piece, error, state) else { return error }
+            // The source is dropped for this transfer; the rest of the range goes to another.
+            if state.sources[piece.source].dropped == nil {
+                state.sources[piece.source].dropped = error.failureReason
+            }
+            if piece.end > piece.position {
+                let rest = piece.position..<piece.end
+                let slot = state.queued.firstIndex { $0.lowerBound > rest.lowerBound } ?? state.queued.endIndex
+                state.queued.insert(rest, at: slot)
+            }
+            piece.end = piece.position
+            return nil
         }
         if outcome == nil, piece !== primary {
-            // Complete: its bytes go to the file (the page cache) now, and its buffers and
-            // descriptor go; the next synchronize() syncs the file for it.
+            // Complete (up to its end, lowered if it failed over): its bytes go to the file
+            // (the page cache) now, and its buffers and descriptor go; the next synchronize()
+            // syncs the file for it.
             outcome = piece.fileLock.withLock { _ -> TransportError? in
                 do throws(SinkWriteError) {
                     try piece.file.close()
@@ -368,16 +471,30 @@ final class SegmentedTransfer: @unchecked Sendable {
             }
         }
         if let outcome, state.withLock({ $0.command != .cancel }) {
-            fail(outcome)
+            fail(outcome, source: piece.source)
         }
         fillConnections()
         finishIfDone()
     }
 
+    /// Whether a piece that ended short with `error` leaves its range to another source: its
+    /// source failed (not the file system, not a cancel of ours) or was refused, and another
+    /// source is still in use. A connection to the end of a body of unknown length cannot.
+    private static func failsOver(_ piece: Piece, _ error: TransportError, _ state: State) -> Bool {
+        guard state.command != .cancel, state.failure == nil, state.splitDecided, piece.end != .max else {
+            return false
+        }
+        guard piece.rejection != nil || (error.code != .writeFailed && error.code != .cancelled) else { return false }
+        return state.sources.indices.contains { $0 != piece.source && state.sources[$0].dropped == nil }
+    }
+
     /// Ends the whole transfer with `error`: every other connection is cancelled.
-    private func fail(_ error: TransportError) {
+    private func fail(_ error: TransportError, source: Int? = nil) {
         let ids: [TransferID] = state.withLock { state in
-            if state.failure == nil { state.failure = error }
+            if state.failure == nil {
+                state.failure = error
+                state.failingSource = source
+            }
             let wasCancelled = state.command == .cancel
             state.command = .cancel
             return wasCancelled ? [] : state.pieces.filter(\.isRunning).compactMap(\.id)
@@ -386,33 +503,36 @@ final class SegmentedTransfer: @unchecked Sendable {
     }
 
     /// Starts connections for queued ranges, then splits the largest running piece, while
-    /// there is room for another connection.
+    /// there is room for another connection. Each new piece goes to the source (the request's
+    /// URL or a mirror still in use) with the fewest running pieces.
     private func fillConnections() {
-        while let (piece, range) = nextPiece() {
-            var pieceRequest = request
-            pieceRequest.range = ByteRange(start: range.lowerBound, end: range.upperBound - 1)
-            pieceRequest.ifRange = state.withLock { $0.validator }
+        while let (piece, pieceRequest) = nextPiece() {
             launch(piece, request: pieceRequest)
         }
     }
 
-    private func nextPiece() -> (Piece, Range<Int64>)? {
-        state.withLock { state -> (Piece, Range<Int64>)? in
+    private func nextPiece() -> (Piece, TransferRequest)? {
+        state.withLock { state -> (Piece, TransferRequest)? in
             guard state.splitDecided, state.command == .run, state.failure == nil else { return nil }
-            let running = state.pieces.filter(\.isRunning).count
+            let running = state.pieces.filter(\.isRunning)
             // A download with a rate cap of its own keeps to one connection at a time: the cap
             // is per download, and one connection can reach it.
             let most = request.maxReceiveBytesPerSecond == nil ? segmentation.maxConnectionsPerTask : 1
-            guard running < most else { return nil }
+            guard running.count < most else { return nil }
+            var load = [Int](repeating: 0, count: state.sources.count)
+            for piece in running { load[piece.source] += 1 }
+            guard
+                let source = state.sources.indices.filter({ state.sources[$0].dropped == nil }).min(by: {
+                    (load[$0], $0) < (load[$1], $1)
+                })
+            else { return nil }
             let range: Range<Int64>
             if !state.queued.isEmpty {
-                let queued = state.queued.removeFirst()
-                // A queued hole larger than twice the minimum is shared out as it is taken.
-                range = queued
+                range = state.queued.removeFirst()
             } else {
                 let minimum = segmentation.minimumSegmentSize
                 guard
-                    let victim = state.pieces.filter({ $0.isRunning && $0.end != .max }).max(by: {
+                    let victim = running.filter({ $0.end != .max }).max(by: {
                         ($0.end - $0.position) < ($1.end - $1.position)
                     }), victim.end - victim.position >= 2 * minimum
                 else { return nil }
@@ -423,10 +543,17 @@ final class SegmentedTransfer: @unchecked Sendable {
                 range = cut..<victim.end
                 victim.end = cut
             }
-            let piece = Piece(index: state.pieces.count, start: range.lowerBound, end: range.upperBound, path: path)
+            let piece = Piece(
+                index: state.pieces.count, start: range.lowerBound, end: range.upperBound, path: path, source: source)
             piece.file.expectedByteCount = Int64(range.count)
             state.pieces.append(piece)
-            return (piece, range)
+            var pieceRequest = request
+            pieceRequest.url = state.sources[source].url
+            pieceRequest.range = ByteRange(start: range.lowerBound, end: range.upperBound - 1)
+            // A mirror's first request has no validator of its own to send yet: its head is
+            // checked instead (see checkPieceHead).
+            pieceRequest.ifRange = source == 0 ? state.validator : state.sources[source].validator
+            return (piece, pieceRequest)
         }
     }
 
@@ -484,6 +611,19 @@ final class SegmentedTransfer: @unchecked Sendable {
         durable.withLock { $0 = rest }
         return prefix
     }
+
+    /// The mirrors dropped during this transfer, with why (a source that failed or did not fit).
+    var droppedSources: [(url: DownloadURL, reason: FailureReason)] {
+        state.withLock { state in
+            state.sources.compactMap { source in source.dropped.map { (source.url, $0) } }
+        }
+    }
+
+    /// The sources that sent bytes of the file.
+    var servingSources: [DownloadURL] { state.withLock { $0.sources.filter(\.served).map(\.url) } }
+
+    /// The source whose failure ended the transfer, if one did.
+    var failingSource: DownloadURL? { state.withLock { state in state.failingSource.map { state.sources[$0].url } } }
 
     /// Synced ranges past the durable prefix, as of the last ``synchronize()``.
     var durableRanges: [Range<Int64>] { durable.withLock { $0 } }

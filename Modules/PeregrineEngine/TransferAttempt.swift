@@ -79,6 +79,17 @@ final class TransferAttempt: @unchecked Sendable {
     /// transfer's durable prefix can lag behind them, so checkpoints are paced on these.
     var lastCheckpointTotal: Int64 = 0
     var lastProgressEvent: Duration?
+    /// The URL the transfer asks first: the task's own, or a mirror once the task's was dropped.
+    var source: DownloadURL
+    /// The task's other URLs in use, for further connections (none while the task uses one
+    /// source at a time).
+    var mirrors: [DownloadURL] = []
+    /// The task's other URLs not dropped: where the next transfer may go when this one's fails.
+    var alternatives: [DownloadURL] = []
+    /// URLs this attempt found failing or unfit, with why: the engine drops them for the task.
+    var droppedSources: [(url: String, reason: FailureReason)] = []
+    /// A checksum mismatch came from several sources' bytes: later transfers use one source.
+    var usesOneSourceNext = false
 
     init(
         number: UInt64, url: DownloadURL, temporaryName: String, temporaryPath: String, resumeRecord: ResumeRecord?,
@@ -90,6 +101,7 @@ final class TransferAttempt: @unchecked Sendable {
         self.mismatchesBefore = mismatchesBefore
         self.number = number
         self.url = url
+        self.source = url
         self.temporaryName = temporaryName
         self.temporaryPath = temporaryPath
         self.resumeRecord = resumeRecord

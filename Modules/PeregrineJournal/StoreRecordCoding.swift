@@ -205,6 +205,7 @@ package enum StoreRecordCoding {
         }
         if let connections = task.maxConnections { pairs.append(("connections", .integer(Int64(connections)))) }
         if let rate = task.speedLimit { pairs.append(("speedLimit", .integer(rate))) }
+        if !task.mirrors.isEmpty { pairs.append(("mirrors", .array(task.mirrors.map { .string($0) }))) }
         return .dictionary(pairs)
     }
 
@@ -302,6 +303,9 @@ package enum StoreRecordCoding {
                 task.maxConnections = Int(number)
             case ("speedLimit", .integer(let number)) where number > 0:
                 task.speedLimit = number
+            case ("mirrors", .array(let values)):
+                // Anything but strings is dropped: a mirror less costs only its speed.
+                task.mirrors = values.compactMap { if case .string(let text) = $0 { text } else { nil } }
             default: break
             }
         }

@@ -165,6 +165,8 @@ public struct StoredTask: Sendable, Hashable {
     public var maxConnections: Int?
     /// The task's own speed limit in bytes per second; nil for none.
     public var speedLimit: Int64?
+    /// Other URLs of the same file (mirrors), in order.
+    public var mirrors: [String]
 
     /// A task record.
     public init(
@@ -174,8 +176,9 @@ public struct StoredTask: Sendable, Hashable {
         resumeRecord: ResumeRecord? = nil, addedAt: Date, finishedAt: Date? = nil,
         metaInfo: [String: PropertyListValue] = [:], checksum: String? = nil, verification: StoredVerification? = nil,
         checksumURL: String? = nil, verificationRetry: StoredVerificationRetry? = nil, maxConnections: Int? = nil,
-        speedLimit: Int64? = nil
+        speedLimit: Int64? = nil, mirrors: [String] = []
     ) {
+        self.mirrors = mirrors
         self.urlString = urlString
         self.list = list
         self.displayName = displayName

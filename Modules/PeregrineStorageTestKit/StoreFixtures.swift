@@ -54,7 +54,8 @@ public enum StoreFixtures {
             verification: StoredVerification(status: "mismatch", expected: "sha256=ab", actual: "sha256=cd"),
             checksumURL: "https://example.com/SHA256SUMS",
             verificationRetry: StoredVerificationRetry(maxAttempts: 5, mismatchedFile: "delete"), maxConnections: 8,
-            speedLimit: 512 << 10)
+            speedLimit: 512 << 10,
+            mirrors: ["https://mirror.example.org/files/\(index)/name%20with%20spaces.zip", "http://[::1]:8080/m ✓"])
     }
 
     public static func task(_ index: Int, state: DownloadState = .pending, received: Int64 = 0) -> StoredTask {
