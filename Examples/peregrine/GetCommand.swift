@@ -46,6 +46,12 @@ struct GetCommand: AsyncParsableCommand {
             --retry times, waiting --retry-wait seconds and twice as long each time, honouring Retry-After; \
             the retry continues from the bytes on disk.
 
+            --mirror names another URL of the same file (repeat it for several; in an input file, list a \
+            file's mirrors on its line after its URL). The --split connections are spread over the URL and its \
+            mirrors; a mirror that fails, announces another size or has no ETag or Last-Modified is dropped for \
+            that file and its part goes to another; when the URL itself fails the download goes on from a \
+            mirror. With --checksum, a mirror that serves other bytes is found and not used again.
+
             Standard output carries only results: the path of each file in place, one per line, or with \
             --json one JSON object per line for every event. Progress, with speed and remaining time, and \
             failures go to standard error. Passwords in URLs are used like --user, never printed or stored. \
@@ -62,9 +68,15 @@ struct GetCommand: AsyncParsableCommand {
     @Option(
         name: [.customShort("i"), .customLong("input-file")],
         help: ArgumentHelp(
-            "Read URLs from FILE (- for standard input), one per line, each optionally followed by "
-                + "checksum=ALGORITHM=HEX and out=NAME; # starts a comment.", valueName: "file"))
+            "Read URLs from FILE (- for standard input), one per line, each optionally followed by its "
+                + "mirrors' URLs, checksum=ALGORITHM=HEX and out=NAME; # starts a comment.", valueName: "file"))
     var inputFile: String?
+
+    @Option(
+        name: .customLong("mirror"),
+        help: ArgumentHelp(
+            "Another URL of the same file, for the one URL given (repeat for several).", valueName: "url"))
+    var mirrors: [String] = []
 
     @Option(
         name: [.customShort("o"), .customShort("d"), .customLong("dir"), .customLong("directory")],
@@ -243,6 +255,10 @@ struct GetCommand: AsyncParsableCommand {
         if outputName != nil, urls.count + (inputFile == nil ? 0 : 1) != 1 {
             throw ValidationError("--output names the file of one URL; use out= in an --input-file for several")
         }
+        if !mirrors.isEmpty, urls.count != 1 || inputFile != nil {
+            throw ValidationError(
+                "--mirror names other URLs of the one URL given; in an --input-file, list mirrors after a file's URL")
+        }
         if let outputName, outputName.isEmpty || outputName.contains("/") || outputName == "." || outputName == ".." {
             throw ValidationError("--output takes a file name without a directory; put the directory in -o")
         }
@@ -379,6 +395,7 @@ struct GetCommand: AsyncParsableCommand {
         for (index, url) in urls.enumerated() {
             var item = GetInput.item(url, origin: "URL \(index + 1)", checksum: sums[index], outputName: outputName)
             item.checksumURL = sources[index]
+            GetInput.addMirrors(mirrors, to: &item)
             items.append(item)
         }
         if let inputFile {

@@ -23,6 +23,11 @@ struct GetItem: Sendable {
     var outputName: String?
     /// A checksum file to read the digest from (`--checksum-url`).
     var checksumURL: String?
+    /// Other URLs of the same file (`--mirror`, or further URLs on an input line), without
+    /// their user information.
+    var mirrors: [String] = []
+    /// Credentials that came inside the mirrors' URLs, by the mirror's stripped URL.
+    var mirrorCredentials: [String: Credential] = [:]
     /// Why the item cannot be downloaded at all (a malformed URL or line); reported with the
     /// other failures, never aborting the batch.
     var problem: String?
@@ -44,6 +49,22 @@ enum GetInput {
             item.problem = "\(error)"
         }
         return item
+    }
+
+    /// Adds mirrors to an item, their credentials taken out like the URL's; a mirror that
+    /// cannot be downloaded makes the item's problem.
+    static func addMirrors(_ raws: [String], to item: inout GetItem) {
+        for raw in raws {
+            let (stripped, credential) = takeCredentials(from: raw)
+            do {
+                _ = try DownloadURL(stripped)
+            } catch {
+                if item.problem == nil { item.problem = "\(item.origin): mirror \(error)" }
+                continue
+            }
+            item.mirrors.append(stripped)
+            if let credential { item.mirrorCredentials[stripped] = credential }
+        }
     }
 
     /// The URL without `user[:password]@`, and the credential it held.
@@ -79,7 +100,8 @@ enum GetInput {
     }
 
     /// The items of an input file (`-` for standard input): one URL per line, optionally followed
-    /// by `checksum=ALGORITHM=HEX` and `out=NAME`, separated by blanks; blank lines and lines
+    /// by its mirrors' URLs (as aria2's input files list a file's URIs on one line),
+    /// `checksum=ALGORITHM=HEX` and `out=NAME`, separated by blanks; blank lines and lines
     /// starting with `#` are skipped.
     ///
     /// - Throws: a message naming the file when it cannot be read.
@@ -104,16 +126,21 @@ enum GetInput {
             var checksum: String?
             var out: String?
             var problem: String?
+            var mirrors: [String] = []
             for field in fields.dropFirst() {
-                if field.hasPrefix("checksum=") {
+                if field.contains("://") {
+                    mirrors.append(String(field))
+                } else if field.hasPrefix("checksum=") {
                     checksum = String(field.dropFirst("checksum=".count))
                 } else if field.hasPrefix("out=") {
                     out = String(field.dropFirst("out=".count))
                 } else {
-                    problem = "\(origin): unknown option \(field.prefix(40)) (checksum=… and out=… are read)"
+                    problem =
+                        "\(origin): unknown option \(field.prefix(40)) (mirror URLs, checksum=… and out=… are read)"
                 }
             }
             var item = item(String(first), origin: origin, checksum: checksum, outputName: out)
+            addMirrors(mirrors, to: &item)
             if let problem { item.problem = problem }
             items.append(item)
         }

@@ -56,18 +56,30 @@ final class GetSession: Sendable {
         var hasCredentials = false
         for item in items where item.problem == nil {
             guard let url = try? DownloadURL(item.url) else { continue }
-            if let credential = item.credential {
-                credentials.set(credential, for: ProtectionSpace(url: url))
-                hasCredentials = true
-            } else if let user = command.user, let colon = user.firstIndex(of: ":") {
-                let credential = Credential(
-                    user: String(user[..<colon]), password: String(user[user.index(after: colon)...]))
-                credentials.set(credential, for: ProtectionSpace(url: url))
-                hasCredentials = true
+            // The file's URL and its mirrors: each answers challenges with its own credentials,
+            // or with --user.
+            var sources = [(url, item.credential)]
+            for mirror in item.mirrors {
+                if let mirrorURL = try? DownloadURL(mirror) {
+                    sources.append((mirrorURL, item.mirrorCredentials[mirror]))
+                }
+            }
+            for (source, inURL) in sources {
+                if let credential = inURL {
+                    credentials.set(credential, for: ProtectionSpace(url: source))
+                    hasCredentials = true
+                } else if let user = command.user, let colon = user.firstIndex(of: ":") {
+                    let credential = Credential(
+                        user: String(user[..<colon]), password: String(user[user.index(after: colon)...]))
+                    credentials.set(credential, for: ProtectionSpace(url: source))
+                    hasCredentials = true
+                }
             }
         }
         if hasCredentials {
-            let hosts = command.authOverHTTP ? Set(items.compactMap { try? DownloadURL($0.url).host }) : []
+            let hosts =
+                command.authOverHTTP
+                ? Set(items.flatMap { [$0.url] + $0.mirrors }.compactMap { try? DownloadURL($0).host }) : []
             transport = AuthenticatingTransport(
                 wrapping: curl, credentials: credentials,
                 configuration: AuthenticatingTransport.Configuration(
@@ -169,7 +181,7 @@ final class GetSession: Sendable {
             toAdd.append(
                 DownloadItem(
                     item.url, preferredFileName: item.outputName, checksum: item.checksum,
-                    checksumURL: item.checksumURL, speedLimit: speedLimit))
+                    checksumURL: item.checksumURL, speedLimit: speedLimit, mirrors: item.mirrors))
             indexOfAdded[item.url] = index
         }
 
@@ -273,12 +285,13 @@ final class GetSession: Sendable {
             _ = try? manager.deleteTasks([key], keepFinishedFile: true)
             let again = DownloadItem(
                 item.url, preferredFileName: item.outputName ?? task.record.fileName, checksum: item.checksum,
-                checksumURL: item.checksumURL, speedLimit: speedLimit)
+                checksumURL: item.checksumURL, speedLimit: speedLimit, mirrors: item.mirrors)
             let added = (try? manager.download([again]).addition.added) ?? []
             return added.isEmpty ? .done(GetExitCode.unknown) : .running(added[0])
         }
-        // This run's --limit-rate, not the one the store kept from the last run.
+        // This run's --limit-rate and mirrors, not the ones the store kept from the last run.
         manager.setSpeedLimit(speedLimit, forTask: key)
+        _ = try? manager.engine.setMirrors(item.mirrors, forTask: key)
         _ = try? manager.resumeTasks([key])
         return .running(key)
     }

@@ -26,3 +26,24 @@ extension DownloadEngine {
         }
     }
 }
+
+extension DownloadEngine {
+    /// Replaces a task's mirrors (other URLs of the same file, see ``DownloadItem/mirrors``),
+    /// saved with its record. Duplicates of the task's URL or of each other are dropped. A
+    /// running transfer goes on with the sources it has; the next transfer uses the new ones.
+    ///
+    /// - Returns: whether the task exists.
+    /// - Throws: the first mirror's error that is no URL Peregrine can download; nothing changes.
+    @discardableResult
+    public func setMirrors(_ mirrors: [String], forTask urlString: String) throws(URLValidationError) -> Bool {
+        guard let url = state.withLock({ $0.tasks[urlString]?.url }) else { return false }
+        let checked = try Self.mirrors(mirrors, of: url)
+        return perform { state, effects in
+            guard let entry = state.tasks[urlString] else { return false }
+            guard entry.record.mirrors != checked else { return true }
+            entry.record.mirrors = checked
+            effects.markDirty(urlString)
+            return true
+        }
+    }
+}

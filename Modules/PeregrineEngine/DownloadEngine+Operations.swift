@@ -40,7 +40,7 @@ extension DownloadEngine {
         for item in items {
             do throws(URLValidationError) {
                 let url = try DownloadURL(item.urlString)
-                if !item.mirrors.isEmpty { mirrors[item.urlString] = try Self.mirrors(of: item, url: url) }
+                if !item.mirrors.isEmpty { mirrors[item.urlString] = try Self.mirrors(item.mirrors, of: url) }
                 parsed.append((item, .success(url)))
             } catch {
                 parsed.append((item, .failure(error)))
@@ -94,13 +94,13 @@ extension DownloadEngine {
         }
     }
 
-    /// An item's mirrors, checked, without duplicates of its URL or of each other.
+    /// Mirrors of `url`, checked, without duplicates of it or of each other.
     ///
     /// - Throws: the first mirror's error that is no URL Peregrine can download.
-    private static func mirrors(of item: DownloadItem, url: DownloadURL) throws(URLValidationError) -> [String] {
+    static func mirrors(_ strings: [String], of url: DownloadURL) throws(URLValidationError) -> [String] {
         var seen: Set<String> = [url.normalizedKey]
         var mirrors: [String] = []
-        for string in item.mirrors {
+        for string in strings {
             let mirror = try DownloadURL(string)
             if seen.insert(mirror.normalizedKey).inserted { mirrors.append(mirror.string) }
         }

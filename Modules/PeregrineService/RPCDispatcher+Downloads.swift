@@ -1,8 +1,8 @@
 import Peregrine
 
 extension RPCDispatcher {
-    /// `aria2.addUri(uris[, options[, position]])`: adds one download of the first URI (the
-    /// others are kept as its mirrors in `getUris`) and returns its GID.
+    /// `aria2.addUri(uris[, options[, position]])`: adds one download of the first URI, the
+    /// others its mirrors (pieces are spread over them, as aria2 does), and returns its GID.
     ///
     /// Peregrine keys tasks by URL: adding a URL the manager already has (also spelt
     /// differently, `HTTP://Host:80/a`) returns that download's GID; a failed one starts again,
@@ -29,7 +29,6 @@ extension RPCDispatcher {
                 throw RPCError(error.description)
             }
         }
-        if uris.count > 1 { options.values["peregrine.mirrors"] = uris.dropFirst().joined(separator: "\n") }
         let position: Int? = params.count > 2 ? try params.integer(2) : nil
 
         // In a fleet the queue decides, also for a URL this service holds or held.
@@ -45,7 +44,8 @@ extension RPCDispatcher {
             addition = try manager.download([
                 DownloadItem(
                     url, preferredFileName: fileName, checksum: options.values["checksum"],
-                    maxConnections: connections(options), speedLimit: speedLimit(options))
+                    maxConnections: connections(options, servers: uris.count), speedLimit: speedLimit(options),
+                    mirrors: Array(uris.dropFirst()))
             ]).addition
         } catch {
             throw Self.error(error)
@@ -250,16 +250,17 @@ extension RPCDispatcher {
 }
 
 extension RPCDispatcher {
-    /// The connections a new download may use, as aria2 counts them for one URI: `split`, at
-    /// most `max-connection-per-server`, each defaulting to the global option. Nil when the
-    /// request names neither: the service's own count (`peregrine daemon --split`) applies.
-    func connections(_ options: DownloadOptions) -> Int? {
+    /// The connections a new download may use, as aria2 counts them: `split`, at most
+    /// `max-connection-per-server` on each of its `servers` (its URI and its mirrors), each
+    /// defaulting to the global option. Nil when the request names neither: the service's own
+    /// count (`peregrine daemon --split`) applies.
+    func connections(_ options: DownloadOptions, servers: Int = 1) -> Int? {
         guard options.values["split"] != nil || options.values["max-connection-per-server"] != nil else { return nil }
         let global = state.withLock { $0.global }
         let split = (options.values["split"] ?? global.values["split"]).flatMap { Int($0) } ?? 1
         let perServer =
             (options.values["max-connection-per-server"] ?? global.values["max-connection-per-server"])
             .flatMap { Int($0) } ?? 1
-        return min(split, perServer)
+        return min(split, perServer * max(servers, 1))
     }
 }

@@ -44,7 +44,8 @@ extension RPCDispatcher {
         try? manager.updateMetaInfo([MetaKey.options: .dictionary(values.mapValues { .string($0) })], forTask: url)
         if changes.values["split"] != nil || changes.values["max-connection-per-server"] != nil {
             // An active download starts its transfer again with the new count, from what it has.
-            manager.engine.setMaxConnections(connections(DownloadOptions(values)), forTask: url)
+            let servers = 1 + (manager.engine.task(url)?.record.mirrors.count ?? 0)
+            manager.engine.setMaxConnections(connections(DownloadOptions(values), servers: servers), forTask: url)
         }
         if changes.values["max-download-limit"] != nil {
             manager.setSpeedLimit(speedLimit(DownloadOptions(values)), forTask: url)

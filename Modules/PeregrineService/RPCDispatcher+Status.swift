@@ -81,16 +81,24 @@ extension RPCDispatcher {
         ]
     }
 
-    /// The URIs of a download: its own, then its mirrors.
+    /// The URIs of a download: its own, then its mirrors, less those the engine dropped for it
+    /// (aria2 too takes a failed URI off the list); "used" once the download started.
     func uriObjects(_ url: String, started: Bool) -> JSONValue {
-        let mirrors: [String] = state.withLock { state in
-            guard let gid = state.table.gidByURL[url], let text = state.options[gid]?.values["peregrine.mirrors"] else {
-                return []
+        let task = manager.engine.task(url)
+        var mirrors = task?.record.mirrors ?? []
+        if mirrors.isEmpty {
+            // Tasks added before the engine kept mirrors: the option the service kept.
+            mirrors = state.withLock { state in
+                guard let gid = state.table.gidByURL[url], let text = state.options[gid]?.values["peregrine.mirrors"]
+                else { return [] }
+                return text.split(separator: "\n").map(String.init)
             }
-            return text.split(separator: "\n").map(String.init)
         }
-        var uris: [JSONValue] = [["uri": .string(url), "status": started ? "used" : "waiting"]]
-        for mirror in mirrors { uris.append(["uri": .string(mirror), "status": "waiting"]) }
+        let dropped = task?.droppedURLs ?? [:]
+        var uris: [JSONValue] = []
+        for uri in [url] + mirrors where dropped[uri] == nil {
+            uris.append(["uri": .string(uri), "status": started ? "used" : "waiting"])
+        }
         return .array(uris)
     }
 

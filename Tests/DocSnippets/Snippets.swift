@@ -17,8 +17,8 @@ import PeregrineTransport
 import PeregrineVerification
 import ServiceLifecycle
 
-// README.md:80
-func snippetReadmeLine80() async throws {
+// README.md:84
+func snippetReadmeLine84() async throws {
     let manager = try DownloadManager.manager(identifier: "main")   // loads its store, repairs after a crash
     manager.maxDownloadCount = 3
     try manager.download(["https://example.org/a.iso", "https://example.org/b.pdf"])
@@ -30,8 +30,8 @@ func snippetReadmeLine80() async throws {
     _ = (manager, file)
 }
 
-// README.md:129
-func snippetReadmeLine129() async throws {
+// README.md:133
+func snippetReadmeLine133() async throws {
     let transport = CurlTransport()
     defer { transport.shutdown() }
 
@@ -46,8 +46,8 @@ func snippetReadmeLine129() async throws {
     _ = (transport, request, sink, summary)
 }
 
-// README.md:152
-func snippetReadmeLine152() async throws {
+// README.md:156
+func snippetReadmeLine156() async throws {
     var request = try TransferRequest(url: "https://example.org/big.iso")
     let bytesOnDisk: Int64 = 0
     let firstHead: ResponseHead! = nil
@@ -58,8 +58,8 @@ func snippetReadmeLine152() async throws {
     _ = (request, bytesOnDisk, firstHead, partPath, sink)
 }
 
-// README.md:160
-func snippetReadmeLine160() async throws {
+// README.md:164
+func snippetReadmeLine164() async throws {
     let server = MockServer()
     server.setRoute(.file(.generated(seed: 1, count: 10_000_000), entityTag: .fixed("\"v1\"")), for: "/a.bin")
     server.setRoute(MockRoute.file(.generated(seed: 2, count: 1_000)).faulting(.dropAfter(bytes: 500)), for: "/flaky")
@@ -83,8 +83,8 @@ func snippetFleetLine83() async throws {
     _ = (manager, queue, worker, running)
 }
 
-// Docs/GettingStarted.md:115
-func snippetGettingstartedLine115() async throws {
+// Docs/GettingStarted.md:129
+func snippetGettingstartedLine129() async throws {
     let manager = try DownloadManager.manager(identifier: "main")   // same instance per identifier
     manager.maxDownloadCount = 3                                     // the rest wait, in list order
     manager.isTrashOpened = true                                     // deleting goes to the trash first
@@ -119,8 +119,8 @@ func snippetGettingstartedLine115() async throws {
     _ = (manager, rows, file, outcomes)
 }
 
-// Docs/GettingStarted.md:157
-func snippetGettingstartedLine157() async throws {
+// Docs/GettingStarted.md:171
+func snippetGettingstartedLine171() async throws {
     let manager = try DownloadManager.manager(identifier: "main")
     manager.overallSpeedLimit = try SpeedLimit.parse("8M")                 // all transfers together
     manager.setSpeedLimit(try SpeedLimit(bytesPerSecond: 1 << 20), forList: "videos")
@@ -129,8 +129,8 @@ func snippetGettingstartedLine157() async throws {
     _ = manager
 }
 
-// Docs/GettingStarted.md:190
-func snippetGettingstartedLine190() async throws {
+// Docs/GettingStarted.md:204
+func snippetGettingstartedLine204() async throws {
     let configured = DownloadManager.Configuration()
     var configuration = configured
     configuration.transport = CurlTransport(configuration: .init(maxConnectionsPerHost: 8))  // shared by all tasks
@@ -142,8 +142,8 @@ func snippetGettingstartedLine190() async throws {
     _ = (configured, configuration, manager)
 }
 
-// Docs/GettingStarted.md:223
-func snippetGettingstartedLine223() async throws {
+// Docs/GettingStarted.md:237
+func snippetGettingstartedLine237() async throws {
     let stateDirectory = "/tmp/state"
     let downloadDirectory = "/tmp/downloads"
 
@@ -157,8 +157,8 @@ func snippetGettingstartedLine223() async throws {
     _ = (stateDirectory, downloadDirectory, store, queue)
 }
 
-// Docs/GettingStarted.md:243
-func snippetGettingstartedLine243() async throws {
+// Docs/GettingStarted.md:257
+func snippetGettingstartedLine257() async throws {
     let transport = CurlTransport()                 // one thread, shared by every transfer
     let request = try TransferRequest(url: "https://example.org/a.iso")
     let sink = try FileSink(path: "/srv/downloads/.a.iso.part")
@@ -177,8 +177,8 @@ func snippetGettingstartedLine243() async throws {
     _ = (transport, request, sink)
 }
 
-// Docs/GettingStarted.md:268
-func snippetGettingstartedLine268() async throws {
+// Docs/GettingStarted.md:282
+func snippetGettingstartedLine282() async throws {
     let transport = CurlTransport()
     let request = try TransferRequest(url: "https://example.org/a.iso")
     let sink = MemorySink()
@@ -194,8 +194,8 @@ func snippetGettingstartedLine268() async throws {
     _ = (transport, request, sink, id, events)
 }
 
-// Docs/GettingStarted.md:286
-func snippetGettingstartedLine286() async throws {
+// Docs/GettingStarted.md:300
+func snippetGettingstartedLine300() async throws {
     var request = try TransferRequest(url: "https://example.org/a.iso")
     request.trust = .customCA(path: "/etc/my-ca.pem")                       // instead of the system CAs
     request.trust = .pinnedPublicKeys(["base64-sha256-of-spki="])          // plus pinning
@@ -207,8 +207,8 @@ func snippetGettingstartedLine286() async throws {
     _ = request
 }
 
-// Docs/GettingStarted.md:304
-func snippetGettingstartedLine304() async throws {
+// Docs/GettingStarted.md:318
+func snippetGettingstartedLine318() async throws {
     let server = MockServer()
     server.setRoute(.file(.generated(seed: 42, count: 5_000_000), entityTag: .fixed("\"v1\"")), for: "/f.bin")
     server.setRoute(.redirect(302, to: "/f.bin"), for: "/latest")

@@ -169,6 +169,48 @@ import Testing
         }
     }
 
+    /// aria2.addUri with several URIs: one download, the others its mirrors. A mirror that
+    /// cannot be reached is dropped (and leaves getUris, as in aria2); the file is right.
+    @Test func addUriWithSeveralURIsDownloadsOneFileFromItsMirrors() async throws {
+        try await ServiceRig.with { rig in
+            let digest = try rig.serve("/one/m.bin", count: 3 << 20, seed: 13)
+            _ = try rig.serve("/two/m.bin", count: 3 << 20, seed: 13)
+            let url = rig.server.httpURL("/one/m.bin")
+            let mirror = rig.server.httpURL("/two/m.bin")
+            // Nothing listens on port 9 here: connections to it are refused.
+            let unreachable = "http://127.0.0.1:9/m.bin"
+            let events = rig.manager.events()
+            let gid = try #require(
+                try await rig.result(
+                    "aria2.addUri",
+                    "[\"\(url)\", \"\(unreachable)\", \"\(mirror)\"], {\"split\":\"4\",\"checksum\":\"sha-256=\(digest)\"}"
+                ) as? String)
+            #expect(rig.manager.engine.task(url)?.record.mirrors == [unreachable, mirror])
+            let finished = await ServiceRig.await(events) {
+                if case .finished(url, _) = $0 { return true }
+                if case .failed(url, _) = $0 { return true }
+                return false
+            }
+            guard case .finished = finished else {
+                Issue.record("the download did not finish: \(String(describing: finished))")
+                return
+            }
+            let status = try #require(try await rig.result("aria2.tellStatus", "\"\(gid)\"") as? [String: Any])
+            let files = try #require(status["files"] as? [[String: Any]])
+            let path = try #require(files.first?["path"] as? String)
+            #expect(try fileSHA256(path) == digest)
+            let uris = try #require(try await rig.result("aria2.getUris", "\"\(gid)\"") as? [[String: String]])
+            #expect(uris == [["uri": url, "status": "used"], ["uri": mirror, "status": "used"]], "\(uris)")
+            #expect(rig.manager.engine.task(url)?.droppedURLs[unreachable]?.code == .network)
+
+            // A mirror that is no URL refuses the whole download.
+            let refused = try await rig.error(
+                "aria2.addUri", "[\"\(rig.server.httpURL("/one/other.bin"))\", \"ftp://mirror.example/x\"]")
+            #expect(refused.code == 1 && refused.message.contains("Invalid URI"), "\(refused)")
+            #expect(rig.manager.engine.task(rig.server.httpURL("/one/other.bin")) == nil)
+        }
+    }
+
     @Test func aChecksumMismatchEndsInErrorWithAria2sCode() async throws {
         try await ServiceRig.with { rig in
             try rig.serve("/b.bin", count: 50_000, seed: 12)

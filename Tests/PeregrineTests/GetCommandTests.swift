@@ -247,6 +247,45 @@ import Testing
         #expect(unlimited.status == 0, "\(unlimited.errorText)")
     }
 
+    /// `--mirror` and input lines with several URLs (issue 15 items 6 and 8): one file from its
+    /// URL and its mirrors over the --split connections; an unreachable mirror is dropped and
+    /// the file is still right; a mirror that is no URL fails its file alone; --mirror with
+    /// several URLs is a usage error.
+    @Test func aFileDownloadsFromItsMirrors() async throws {
+        let rig = try await Rig.start()
+        defer { rig.stop() }
+        let digest = try rig.serve("/slow/a/m.bin", count: 4 << 20, seed: 41)
+        try rig.serve("/slow/b/m.bin", count: 4 << 20, seed: 41)
+        let url = rig.server.httpURL("/slow/a/m.bin")
+        let mirror = rig.server.httpURL("/slow/b/m.bin")
+        let output = try await rig.get([
+            url, "--mirror", mirror, "--mirror", "http://127.0.0.1:9/m.bin", "--split", "4", "--min-split-size",
+            "512k", "--checksum", "sha256=\(digest)",
+        ])
+        #expect(output.status == 0, "\(output.errorText)")
+        #expect(try Rig.fileSHA256(rig.downloads + "/m.bin") == digest)
+        // Both servers sent pieces (closed ranges from the mirror).
+        #expect(!rig.requests(for: "/slow/a/m.bin").isEmpty)
+        #expect(!rig.requests(for: "/slow/b/m.bin").isEmpty, "the mirror was not used")
+
+        // An input file: a line with a URL and its mirror, and a line whose mirror is no URL.
+        let other = try rig.serve("/slow/c/n.bin", count: 2 << 20, seed: 42)
+        try rig.serve("/slow/d/n.bin", count: 2 << 20, seed: 42)
+        let list = rig.scratch.path("list.txt")
+        try """
+        \(rig.server.httpURL("/slow/c/n.bin"))\t\(rig.server.httpURL("/slow/d/n.bin")) out=n.bin
+        \(rig.server.httpURL("/x.bin")) ftp://mirror.example/x.bin
+        """.write(toFile: list, atomically: true, encoding: .utf8)
+        let fromList = try await rig.get(["-i", list, "--split", "2", "--min-split-size", "512k"])
+        #expect(fromList.status == 64, "\(fromList.errorText)")
+        #expect(fromList.errorText.contains("mirror"), "\(fromList.errorText)")
+        #expect(try Rig.fileSHA256(rig.downloads + "/n.bin") == other)
+        #expect(!rig.requests(for: "/slow/d/n.bin").isEmpty, "the input line's mirror was not used")
+
+        let usage = try await rig.get([url, mirror, "--mirror", mirror])
+        #expect(usage.status == 64 && usage.errorText.contains("--mirror"), "\(usage.errorText)")
+    }
+
     @Test func sameNameDownloadsKeepTheirOwnBytesInOneProcessAndAcrossProcesses() async throws {
         let rig = try await Rig.start()
         defer { rig.stop() }
