@@ -373,8 +373,10 @@ public final class DownloadEngine: Sendable {
             temporaryPath: temporaryPath, resumeRecord: record, context: context, checksumURL: checksumURL,
             verificationRetry: entry.record.verificationRetry ?? configuration.verificationRetry,
             mismatchesBefore: entry.mismatchCount)
-        let sources = entry.sources
-        attempt.source = sources[0]
+        // Failing over goes only to sources not dropped yet: once every one was, the task's own
+        // URL is used alone, and a failure of it goes to the retry policy.
+        let sources = entry.usableSources
+        attempt.source = sources.first ?? entry.url
         attempt.alternatives = Array(sources.dropFirst())
         attempt.mirrors = entry.usesOneSource ? [] : attempt.alternatives
         attempt.lastCheckpointTime = clock.now()

@@ -39,12 +39,11 @@ final class TaskEntry: @unchecked Sendable {
     var usesOneSource = false
 
     /// The URLs to download from, in order: the task's own, then its mirrors, less the dropped
-    /// ones (all of them when every one was dropped).
-    var sources: [DownloadURL] {
-        guard !record.mirrors.isEmpty else { return [url] }
-        let all = [url] + record.mirrors.compactMap { try? DownloadURL($0) }
-        let usable = all.filter { droppedURLs[$0.string] == nil }
-        return usable.isEmpty ? all : usable
+    /// ones — empty when every one was dropped (the task's own URL is then used alone, under
+    /// the retry policy).
+    var usableSources: [DownloadURL] {
+        guard !record.mirrors.isEmpty else { return droppedURLs[url.string] == nil ? [url] : [] }
+        return ([url] + record.mirrors.compactMap { try? DownloadURL($0) }).filter { droppedURLs[$0.string] == nil }
     }
 
     init(url: DownloadURL, record: DownloadTaskRecord, machine: TaskStateMachine, rank: Int64, receivedBytes: Int64) {

@@ -351,9 +351,11 @@ final class SegmentedTransfer: @unchecked Sendable {
             let isMirror = piece.source != 0
             let who = isMirror ? "mirror \(source.url)" : "a segment"
             guard head.status == 206, head.contentRange?.first == piece.start else {
+                // A mirror that ignores ranges is a misfit of the mirror, not a changed file.
                 return (
                     TransportError(
-                        .rangeNotHonoured, "\(who) from byte \(piece.start) was answered with \(head.status)",
+                        isMirror ? .protocolViolation : .rangeNotHonoured,
+                        "\(who) from byte \(piece.start) was answered with \(head.status)",
                         httpStatus: head.status, url: source.url.string), isMirror
                 )
             }
@@ -363,7 +365,7 @@ final class SegmentedTransfer: @unchecked Sendable {
                     let first = state.completeLength.map(String.init) ?? "an unknown number of"
                     return (
                         TransportError(
-                            .rangeNotHonoured,
+                            .protocolViolation,
                             "\(who) announced \(announced) bytes, \(request.url) \(first): not the same file",
                             httpStatus: head.status, url: source.url.string), true
                     )
@@ -371,7 +373,7 @@ final class SegmentedTransfer: @unchecked Sendable {
                 guard let validator = head.resumeValidator else {
                     return (
                         TransportError(
-                            .rangeNotHonoured,
+                            .protocolViolation,
                             "\(who) answered without ETag or Last-Modified: its file's version cannot be checked",
                             httpStatus: head.status, url: source.url.string), true
                     )
@@ -379,7 +381,7 @@ final class SegmentedTransfer: @unchecked Sendable {
                 if let known = source.validator, known != validator {
                     return (
                         TransportError(
-                            .rangeNotHonoured, "\(who) changed its file while downloading (validator differs)",
+                            .protocolViolation, "\(who) changed its file while downloading (validator differs)",
                             httpStatus: head.status, url: source.url.string), true
                     )
                 }
