@@ -8,9 +8,11 @@
 # rotating), checks every output's SHA-256 (outside the timing) and prints a Markdown table of
 # median MiB/s, the multiple of R, and Peregrine's ratio to aria2c with the same N.
 #
-# Usage: bash Benchmarks/p6.sh [--size 256M] [--rate 8m] [--rounds 3] [--splits "8 16 32"] [--no-build]
+# Usage: bash Benchmarks/p6.sh [--size 256M] [--rate 8m] [--rounds 3] [--splits "8 16 32"] [--mirrors M] [--no-build]
 #   --rate RATE    nginx's limit_rate per connection (nginx syntax: 8m = 8 MiB/s).
 #   --splits LIST  the connection counts; aria2c runs those up to 16 (its maximum).
+#   --mirrors M    serve the file under M URLs (/m1/file.bin…, the same server): peregrine gets the
+#                  first with --mirror for the others, aria2c all of them as one download's URIs.
 # Exit status: 0 when every run succeeded and matched the served bytes, 1 otherwise.
 # Work files go to Benchmarks/.work/p6/.
 set -euo pipefail
@@ -24,6 +26,7 @@ SIZE=256M
 RATE=8m
 ROUNDS=3
 SPLITS="8 16 32"
+MIRRORS=1
 BUILD=1
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -31,12 +34,14 @@ while [[ $# -gt 0 ]]; do
         --rate) RATE=$2; shift 2 ;;
         --rounds) ROUNDS=$2; shift 2 ;;
         --splits) SPLITS=$2; shift 2 ;;
+        --mirrors) MIRRORS=$2; shift 2 ;;
         --no-build) BUILD=0; shift ;;
         -h|--help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown argument: $1 (try --help)" ;;
     esac
 done
 [[ $ROUNDS =~ ^[0-9]+$ && $ROUNDS -ge 1 ]] || die "--rounds must be a positive integer"
+[[ $MIRRORS =~ ^[0-9]+$ && $MIRRORS -ge 1 ]] || die "--mirrors must be a positive integer"
 [[ $RATE =~ ^[0-9]+[km]?$ ]] || die "--rate takes nginx's syntax: 8m, 512k or bytes"
 bytes=$(numfmt --from=iec "$SIZE") || die "--size takes bytes or K/M/G"
 rate_bytes=$(numfmt --from=iec "${RATE^^}")
@@ -64,6 +69,18 @@ cleanup() { local rc=$?; stop_nginx; [[ -n ${NGINX_DIR:-} ]] && rm -rf "$NGINX_D
 trap cleanup EXIT
 NGINX_HTTP_EXTRA="sendfile_max_chunk 64k;" NGINX_LOCATION_EXTRA="limit_rate $RATE;" start_nginx "$WORK/www" file.bin
 URL="http://127.0.0.1:$NGINX_PORT/file.bin"
+URLS=("$URL")
+MIRROR_FLAGS=()
+if ((MIRRORS > 1)); then
+    URLS=()
+    for m in $(seq 1 "$MIRRORS"); do
+        mkdir -p "$WORK/www/m$m"
+        ln -sf ../file.bin "$WORK/www/m$m/file.bin"
+        URLS+=("http://127.0.0.1:$NGINX_PORT/m$m/file.bin")
+        ((m > 1)) && MIRROR_FLAGS+=(--mirror "http://127.0.0.1:$NGINX_PORT/m$m/file.bin")
+    done
+    URL=${URLS[0]}
+fi
 
 contenders=()
 for n in $SPLITS; do
@@ -79,10 +96,10 @@ run_one() {  # run_one NAME N -> seconds on stdout, or nothing on failure
     start=$(date +%s.%N)
     case $name in
         peregrine)
-            "$PEREGRINE" get -q -o "$out/d" --state-dir "$out/s" --split "$n" --min-split-size 1M "$URL" \
+            "$PEREGRINE" get -q -o "$out/d" --state-dir "$out/s" --split "$n" --min-split-size 1M "$URL" "${MIRROR_FLAGS[@]}" \
                 >"$WORK/logs/$name-$n.log" 2>&1 || return 1 ;;
         aria2c)
-            aria2c -q -x"$n" -s"$n" -k1M --file-allocation=none --allow-overwrite=true -d "$out/d" -o file.bin "$URL" \
+            aria2c -q -x"$n" -s"$n" -k1M --file-allocation=none --allow-overwrite=true -d "$out/d" -o file.bin "${URLS[@]}" \
                 >"$WORK/logs/$name-$n.log" 2>&1 || return 1 ;;
     esac
     end=$(date +%s.%N)
@@ -107,6 +124,7 @@ done
 
 mib=$(awk -v b="$bytes" 'BEGIN { printf "%.0f", b / 1048576 }')
 echo
+((MIRRORS > 1)) && echo "(the file under $MIRRORS URLs: peregrine --mirror, aria2c several URIs)"
 echo "P6: $mib MiB, nginx limit_rate $RATE per connection (R = $(awk -v r="$rate_bytes" 'BEGIN { printf "%.1f", r / 1048576 }') MiB/s), $ROUNDS rounds, medians"
 echo "Command: $COMMAND"
 echo
