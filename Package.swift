@@ -5,9 +5,10 @@ import PackageDescription
 func module(
     _ name: String,
     dependencies: [Target.Dependency] = [],
+    exclude: [String] = [],
     resources: [Resource]? = nil
 ) -> Target {
-    .target(name: name, dependencies: dependencies, path: "Modules/\(name)", resources: resources)
+    .target(name: name, dependencies: dependencies, path: "Modules/\(name)", exclude: exclude, resources: resources)
 }
 
 func tests(_ name: String, dependencies: [Target.Dependency]) -> Target {
@@ -102,8 +103,9 @@ let package = Package(
 
         // The list model, thumbnails, authentication.
         module("PeregrineSorting", dependencies: ["PeregrineCore"]),
-        module(
-            "PeregrineThumbnails", dependencies: ["PeregrineCore", "CTurboJPEG", "CPNG"], resources: [.copy("Icons")]),
+        // The built-in icons are compiled in (BuiltInIconData.swift, Scripts/embed-icons.py), not a
+        // resource bundle: its generated accessor would link the whole of Foundation and ICU.
+        module("PeregrineThumbnails", dependencies: ["PeregrineCore", "CTurboJPEG", "CPNG"], exclude: ["Icons"]),
         .systemLibrary(
             name: "CTurboJPEG",
             path: "Modules/CTurboJPEG",
@@ -169,7 +171,7 @@ let package = Package(
             name: "peregrine",
             dependencies: [
                 "Peregrine", "PeregrineCurlTransport", "PeregrineVerification", "PeregrineAuth", "PeregrineStorage",
-                "PeregrineJSONStorage", "PeregrinePlistStorage", logging,
+                "PeregrineJSONStorage", "PeregrinePlistStorage", "CCurl", logging,
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Examples/peregrine"

@@ -24,6 +24,7 @@ export PEREGRINE_REQUIRE_FFMPEG=1
 python3 Scripts/package-graph.py --check
 # Every Swift snippet of README.md and Docs/*.md is in Tests/DocSnippets, which the build compiles.
 python3 Scripts/doc-snippets.py --check
+python3 Scripts/embed-icons.py --check
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

@@ -1,5 +1,15 @@
 import ArgumentParser
-import Foundation
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// `peregrine add|ls|pause|resume|rm`: clients of a running `peregrine daemon` (or of
 /// `aria2c --enable-rpc`: they speak aria2's JSON-RPC). Exit status 0 when every call
@@ -28,10 +38,7 @@ enum ClientCommand {
 
     /// A line of JSON for `--json`.
     static func jsonLine(_ object: [String: Any]) -> String {
-        let data =
-            (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
-            ?? Data()
-        return String(decoding: data, as: UTF8.self)
+        JSONText.serialize(object)
     }
 }
 

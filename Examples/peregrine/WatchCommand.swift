@@ -1,5 +1,16 @@
 import ArgumentParser
-import Foundation
+import Dispatch
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// `peregrine watch`: a running service's notifications (start, pause, stop, complete, error)
 /// as they come over WebSocket, and the active downloads' progress once a second.
@@ -42,10 +53,11 @@ struct WatchCommand: AsyncParsableCommand {
         print(["event": "connected"])
         let (events, continuation) = AsyncStream<Event>.makeStream()
         for text in early { continuation.yield(.notification(text)) }
-        Thread {
+        // The socket is read with blocking calls, off the cooperative threads.
+        DispatchQueue.global().async {
             while let text = connection.receiveText() { continuation.yield(.notification(text)) }
             continuation.yield(.closed)
-        }.start()
+        }
         let ticker = Task {
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(1))
@@ -58,11 +70,11 @@ struct WatchCommand: AsyncParsableCommand {
             case .closed:
                 return
             case .notification(let text):
-                guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
+                guard let object = (try? JSONText.parse(text)) as? [String: Any],
                     let method = object["method"] as? String,
                     let gid = ((object["params"] as? [[String: Any]])?.first?["gid"]) as? String
                 else { continue }
-                let name = method.replacingOccurrences(of: "aria2.onDownload", with: "").lowercased()
+                let name = method.replacing("aria2.onDownload", with: "").lowercased()
                 var line: [String: Any] = ["event": name, "gid": gid]
                 if name == "complete" || name == "error",
                     let status = try? await client.call("aria2.tellStatus", [gid, ["files", "errorMessage"]])

@@ -1,4 +1,13 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 extension DownloadManager {
     /// Takes over a download made elsewhere (SDE's `resumeOuterDownload(with:insertAt:)`): the
@@ -46,9 +55,11 @@ extension DownloadManager {
                 else { throw DownloadManagerError(.indexPathOutOfBounds, "no insertion point \(location)") }
             }
         }
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: partialFile),
-            let size = (attributes[.size] as? NSNumber)?.int64Value
-        else { throw DownloadManagerError(.fileFailed, "cannot read \(partialFile)") }
+        var status = stat()
+        guard stat(partialFile, &status) == 0 else {
+            throw DownloadManagerError(.fileFailed, "cannot read \(partialFile)")
+        }
+        let size = Int64(status.st_size)
         if let expectedLength, size > expectedLength {
             throw DownloadManagerError(
                 .invalidArgument, "\(partialFile) holds \(size) bytes, more than the \(expectedLength) expected")

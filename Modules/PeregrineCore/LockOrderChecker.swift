@@ -1,4 +1,13 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 #if canImport(Glibc)
     import Glibc
@@ -95,7 +104,7 @@ package enum LockOrderChecker {
         let inversion: String? = withGraph { graph in
             for holding in graph.held[thread] ?? [] where holding != lock {
                 guard graph.edges[holding]?[lock] == nil else { continue }
-                let stack = Thread.callStackSymbols
+                let stack = Self.callStack()
                 if let path = Self.path(from: lock, to: holding, in: graph.edges) {
                     return Self.report(taking: lock, holding: holding, stack: stack, path: path, edges: graph.edges)
                 }
@@ -104,9 +113,18 @@ package enum LockOrderChecker {
             return nil
         }
         if let inversion {
-            FileHandle.standardError.write(Data(inversion.utf8))
+            _ = inversion.utf8CString.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count - 1) }
             abort()
         }
+    }
+
+    /// The calling thread's stack, one symbolised frame a line (glibc's `backtrace`).
+    private static func callStack() -> [String] {
+        var frames = [UnsafeMutableRawPointer?](repeating: nil, count: 64)
+        let count = glibcBacktrace(&frames, Int32(frames.count))
+        guard count > 0, let symbols = glibcBacktraceSymbols(&frames, count) else { return [] }
+        defer { free(symbols) }
+        return (0..<Int(count)).map { symbols[$0].map { String(cString: $0) } ?? "?" }
     }
 
     /// Called once the calling thread holds `lock`.
@@ -168,3 +186,11 @@ package enum LockOrderChecker {
         return text + "==================\n"
     }
 }
+
+// glibc's <execinfo.h>, which the Glibc module does not bring in.
+@_silgen_name("backtrace")
+private func glibcBacktrace(_ frames: UnsafeMutablePointer<UnsafeMutableRawPointer?>, _ size: Int32) -> Int32
+@_silgen_name("backtrace_symbols")
+private func glibcBacktraceSymbols(
+    _ frames: UnsafePointer<UnsafeMutableRawPointer?>, _ size: Int32
+) -> UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?

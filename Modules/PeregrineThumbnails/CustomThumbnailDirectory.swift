@@ -1,4 +1,13 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// Where persisted custom thumbnails are kept: one image file per task, named by a hash of the
 /// task key, written to a temporary name, synced and renamed into place.
@@ -20,13 +29,14 @@ public struct CustomThumbnailDirectory: Sendable, Hashable {
         do {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
             let temporary = target + ".tmp-\(UUID().uuidString)"
-            guard FileManager.default.createFile(atPath: temporary, contents: thumbnail.data),
-                let handle = FileHandle(forWritingAtPath: temporary)
-            else {
+            guard FileManager.default.createFile(atPath: temporary, contents: thumbnail.data) else {
                 throw ThumbnailError(.storageFailed, "cannot write \(temporary)")
             }
-            try? handle.synchronize()
-            try? handle.close()
+            let written = open(temporary, O_WRONLY | O_CLOEXEC)
+            if written >= 0 {
+                fsync(written)
+                close(written)
+            }
             guard rename(temporary, target) == 0 else {
                 let reason = String(cString: strerror(errno))
                 try? FileManager.default.removeItem(atPath: temporary)
@@ -94,7 +104,7 @@ public struct CustomThumbnailDirectory: Sendable, Hashable {
     }
 
     func filePath(_ fileName: String) -> String {
-        (path as NSString).appendingPathComponent(fileName)
+        PathText.join(path, fileName)
     }
 
     static func contentIdentifier(_ data: Data) -> String {

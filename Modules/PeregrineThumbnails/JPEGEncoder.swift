@@ -1,5 +1,15 @@
 internal import CTurboJPEG
-import Foundation
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// Encodes baseline JPEG through TurboJPEG: 4:2:0 for colour, a single channel for grey.
 enum JPEGEncoder {

@@ -1,5 +1,15 @@
 internal import CPNG
-import Foundation
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// Encodes PNG through libpng (inside the C shim, below its own `setjmp`).
 enum PNGEncoder {

@@ -1,4 +1,13 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// Decoded pixels: `height` rows of `width` pixels, tightly packed, 8 bits per sample.
 public struct RasterImage: Sendable, Hashable {

@@ -1,4 +1,13 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// Reads whole files with plain POSIX calls, bounded in size. Files are read, never mapped: a
 /// download may truncate its file while a thumbnail is made, which would kill a process that had
@@ -31,7 +40,7 @@ enum SourceFile {
                     contentsOf: repeatElement(0, count: min(max(bytes.count, 65_536), maximumBytes - bytes.count)))
             }
             let count = bytes.withUnsafeMutableBytes { raw in
-                Foundation.read(descriptor, raw.baseAddress! + filled, raw.count - filled)
+                Glibc.read(descriptor, raw.baseAddress! + filled, raw.count - filled)
             }
             if count < 0 {
                 if errno == EINTR { continue }

@@ -1,4 +1,13 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// A thumbnail or type icon: an encoded image (PNG, or JPEG when the cache is set to it) with its
 /// size and pixel format. A plain value with no UI toolkit behind it; decode it with

@@ -1,5 +1,15 @@
-import Foundation
 import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// The disk half of the thumbnail cache: one file per thumbnail in a directory, least recently
 /// used files deleted once the total size passes the limit.
@@ -164,7 +174,7 @@ public final class ThumbnailDiskStorage: Sendable {
     }
 
     private func path(_ name: String) -> String {
-        (config.directory as NSString).appendingPathComponent(name)
+        PathText.join(config.directory, name)
     }
 
     private func forget(_ name: String) {
@@ -176,13 +186,12 @@ public final class ThumbnailDiskStorage: Sendable {
     private func loadIfNeeded(_ state: inout State) {
         guard !state.loaded else { return }
         state.loaded = true
-        let manager = FileManager.default
-        guard let names = try? manager.contentsOfDirectory(atPath: config.directory) else { return }
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: config.directory) else { return }
         for name in names where name.hasSuffix(".thumb") {
-            guard let attributes = try? manager.attributesOfItem(atPath: path(name)),
-                let size = (attributes[.size] as? NSNumber)?.intValue
-            else { continue }
-            let time = (attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
+            var status = stat()
+            guard stat(path(name), &status) == 0 else { continue }
+            let size = Int(status.st_size)
+            let time = Double(status.st_mtim.tv_sec) + Double(status.st_mtim.tv_nsec) / 1e9
             state.entries[name] = Entry(size: size, lastUse: time)
             state.totalSize += size
             state.clock = max(state.clock, time)

@@ -1,5 +1,15 @@
-import Foundation
 import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// A download list's pictures: file kinds, type icons, image and video thumbnails, custom
 /// thumbnails, and their memory and disk caches — SDEDownloadManager's thumbnail features for

@@ -1,5 +1,15 @@
-import Foundation
 import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// Type icons: the ones Peregrine ships (512 × 512 PNGs, resources of this module) and a user
 /// directory of `<EXT>.png` files that override or add icons by extension (`PSD.png` for every
@@ -43,7 +53,7 @@ public final class TypeIconLibrary: Sendable {
             for name in names {
                 let parts = name.split(separator: ".")
                 guard parts.count == 2, parts[1].lowercased() == "png", !parts[0].isEmpty else { continue }
-                icons[parts[0].uppercased()] = (directory as NSString).appendingPathComponent(name)
+                icons[parts[0].uppercased()] = PathText.join(directory, name)
             }
         }
         state.withLock { state in
@@ -86,11 +96,10 @@ public final class TypeIconLibrary: Sendable {
 
     /// The PNG data of a built-in icon at its full size (512 × 512).
     public static func builtInData(_ icon: TypeIcon) throws -> [UInt8] {
-        guard let url = Bundle.module.url(forResource: icon.resourceName, withExtension: "png", subdirectory: "Icons")
-        else {
-            throw ThumbnailError(.unreadableFile, "the \(icon.rawValue) icon is missing from the module's resources")
+        guard let text = BuiltInIconData.base64[icon.resourceName], let data = Data(base64Encoded: text) else {
+            throw ThumbnailError(.unreadableFile, "the \(icon.rawValue) icon is missing from the module")
         }
-        return try SourceFile.read(url.path, maximumBytes: 16 << 20)
+        return [UInt8](data)
     }
 
     private func scaledIcon(named name: String, height: Int, load: () throws -> [UInt8]) -> Thumbnail? {

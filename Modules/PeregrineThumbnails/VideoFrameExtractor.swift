@@ -1,4 +1,13 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// Takes one frame of a video with the `ffmpeg` program (and its duration with `ffprobe`), when
 /// they are installed. Detected at creation by searching `PATH`, unless paths are given.
@@ -35,7 +44,7 @@ public struct VideoFrameExtractor: Sendable, Hashable {
     public static func locate(_ program: String) -> String? {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
         for directory in path.split(separator: ":") where !directory.isEmpty {
-            let candidate = (String(directory) as NSString).appendingPathComponent(program)
+            let candidate = PathText.join(String(directory), program)
             if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
         }
         return nil
@@ -89,7 +98,7 @@ public struct VideoFrameExtractor: Sendable, Hashable {
             let status = try ProcessRunner.run(
                 ffmpegPath,
                 [
-                    "-nostdin", "-hide_banner", "-loglevel", "error", "-ss", String(format: "%.3f", offset),
+                    "-nostdin", "-hide_banner", "-loglevel", "error", "-ss", PathText.milliseconds(offset),
                     "-i", "file:" + path, "-map", "0:v:0", "-frames:v", "1", "-an", "-sn", "-dn",
                     "-vf", "scale=trunc(iw*sar/2)*2:ih,setsar=1,scale=-1:\(height):flags=area",
                     "-f", "image2", "-c:v", "png", "-y", "file:" + output,
@@ -104,7 +113,8 @@ public struct VideoFrameExtractor: Sendable, Hashable {
     }
 
     static func temporaryPath(_ fileExtension: String) -> String {
-        (NSTemporaryDirectory() as NSString).appendingPathComponent(
+        PathText.join(
+            ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp",
             "peregrine-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString).\(fileExtension)")
     }
 }

@@ -7,6 +7,7 @@ Writes Kinds/{Image,Audio,Music,Video,Document,Other}.png and Extensions/{PDF,RA
 Every shape is a signed distance field, so edges are antialiased analytically (coverage =
 0.5 - distance, clamped); shapes are composited front to back with straight alpha.
 The output is deterministic: running the script again gives the same bytes.
+The module compiles the PNGs in: run `python3 Scripts/embed-icons.py` after changing one.
 """
 
 import math
