@@ -63,10 +63,11 @@ let package = Package(
                 product("PeregrineVerification"), product("PeregrineAuth"), product("PeregrineTestKit"),
                 "TestSupport",
             ],
-            // These run the `peregrine` and `peregrine-queue` programs, which this package does
-            // not build (the first links the service, hence SwiftNIO); their threads are another
-            // process's.
-            exclude: ["GetCommandTests.swift", "PeregrineQueueTests.swift", "KillPointTests.swift"]
+            // These run (or inspect) the `peregrine` and `peregrine-queue` programs, which this
+            // package does not build; their threads are another process's.
+            exclude: [
+                "GetCommandTests.swift", "PeregrineQueueTests.swift", "KillPointTests.swift", "ProgramLinkTests.swift",
+            ]
         ),
         suite(
             "PeregrineCurlTransportTests",
