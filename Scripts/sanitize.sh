@@ -98,7 +98,9 @@ run() {
         if ((reports)); then
             grep -m1 -A40 -E "WARNING: ThreadSanitizer|ERROR: AddressSanitizer|runtime error:|lock-order-inversion" "$log" | sed 's/^/      /'
         else
-            grep -E "✘|error|Fatal" "$log" | head -40 | sed 's/^/      /'
+            # -m, not head: head's early exit would kill grep with SIGPIPE, and pipefail with
+            # set -e would end the whole script there, before the other suites.
+            grep -m40 -E "✘|error|Fatal" "$log" | sed 's/^/      /' || true
             tail -20 "$log" | sed 's/^/      /'
         fi
     fi
