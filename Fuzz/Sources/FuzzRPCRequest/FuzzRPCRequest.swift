@@ -194,10 +194,12 @@ private func hasTrailingComma(_ body: [UInt8]) -> Bool {
 /// name's value is never decoded, so never checked): bytes that are not UTF-8, a raw control
 /// character, an unknown escape, a surrogate escape. Found by this harness
 /// (`Corpus/FuzzRPCRequest/fuzz-bad-utf8-in-skipped-member`, `fuzz-control-in-skipped-member`,
-/// `fuzz-newline-in-skipped-member`);
+/// `fuzz-newline-in-skipped-member`, `fuzz-leading-zero-in-skipped-member`: a number like
+/// `0111`, which RFC 8259 does not allow);
 /// the service's parser refuses all of them wherever they are.
 private func hasWhatJSONDecoderSkipsUnchecked(_ body: [UInt8]) -> Bool {
     if String(validating: body, as: UTF8.self) == nil { return true }
+    if hasNumberWithLeadingZero(body) { return true }
     if body.contains(where: { $0 < 0x20 && ![0x20, 0x0A, 0x0D, 0x09].contains($0) }) { return true }
     // A raw line feed, carriage return or tab inside a string (whitespace outside one).
     var inString = false
@@ -228,6 +230,38 @@ private func hasWhatJSONDecoderSkipsUnchecked(_ body: [UInt8]) -> Bool {
             index += 2
         } else {
             index += 1
+        }
+    }
+    return false
+}
+
+/// Whether a number outside strings starts with `0` followed by a digit (`0111`, `-01`).
+private func hasNumberWithLeadingZero(_ body: [UInt8]) -> Bool {
+    var inString = false
+    var escaped = false
+    var previous: UInt8 = UInt8(ascii: " ")
+    for (index, byte) in body.enumerated() {
+        defer { previous = byte }
+        if inString {
+            if escaped {
+                escaped = false
+            } else if byte == UInt8(ascii: "\\") {
+                escaped = true
+            } else if byte == UInt8(ascii: "\"") {
+                inString = false
+            }
+            continue
+        }
+        if byte == UInt8(ascii: "\"") {
+            inString = true
+            continue
+        }
+        let startsNumber = !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(previous) && previous != UInt8(ascii: ".")
+            && previous != UInt8(ascii: "e") && previous != UInt8(ascii: "E") && previous != UInt8(ascii: "+")
+        if byte == UInt8(ascii: "0"), startsNumber, index + 1 < body.count,
+            (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(body[index + 1])
+        {
+            return true
         }
     }
     return false
