@@ -33,6 +33,7 @@ let libraries = [
     "PeregrineVerification",
     "PeregrineEngine",
     "PeregrinePersistence",
+    "PeregrineQueue",
     "Peregrine",
     "PeregrineService",
     "PeregrineTransportTestKit",
@@ -138,12 +139,22 @@ let package = Package(
             "PeregrinePersistence",
             dependencies: ["PeregrineEngine", "PeregrineStorage", "PeregrineChecksums", "PeregrineTransport", logging]
         ),
+        // The queue: the engine on a store, kept as sorted, sectioned lists with a trash and meta
+        // info (SDE's API over any transport and store). No plugin, no C.
+        module(
+            "PeregrineQueue",
+            dependencies: [
+                "PeregrineEngine", "PeregrinePersistence", "PeregrineStorage", "PeregrineSorting",
+                "PeregrineChecksums", "PeregrineTransport", "PeregrineCore", logging,
+            ]
+        ),
+        // The facade: the queue with the default parts (libcurl, the JSON store, OpenSSL) and
+        // thumbnails, named by identifier.
         module(
             "Peregrine",
             dependencies: [
-                "PeregrineEngine", "PeregrinePersistence", "PeregrineCurlTransport", "PeregrineStorage",
-                "PeregrineJSONStorage",
-                "PeregrineSorting", "PeregrineVerification", logging,
+                "PeregrineQueue", "PeregrineCurlTransport", "PeregrineJSONStorage",
+                "PeregrineVerification", logging,
                 .target(name: "PeregrineThumbnails", condition: .when(traits: ["Thumbnails"])),
             ]
         ),

@@ -4,8 +4,9 @@ import PackageDescription
 
 // Peregrine picked target by target: the engine, persistence below the facade, the JSON store
 // and the in-memory transport — and nothing else. The binary links no libcurl, OpenSSL,
-// libjpeg-turbo or libpng (`check.sh` proves it with ldd). And the facade without the
-// Thumbnails trait (`traits: []`): no libjpeg-turbo or libpng either.
+// libjpeg-turbo or libpng (`check.sh` proves it with ldd). The download manager's lists, trash
+// and meta info from PeregrineQueue on the same parts: none of them either. And the facade
+// without the Thumbnails trait (`traits: []`): no libjpeg-turbo or libpng.
 
 // A path dependency's identity is its folder's name (whatever the clone is called).
 let peregrine = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -21,6 +22,14 @@ let package = Package(
             dependencies: [
                 .product(name: "PeregrineEngine", package: peregrine),
                 .product(name: "PeregrinePersistence", package: peregrine),
+                .product(name: "PeregrineJSONStorage", package: peregrine),
+                .product(name: "PeregrineMockTransport", package: peregrine),
+            ]
+        ),
+        .executableTarget(
+            name: "listed-queue",
+            dependencies: [
+                .product(name: "PeregrineQueue", package: peregrine),
                 .product(name: "PeregrineJSONStorage", package: peregrine),
                 .product(name: "PeregrineMockTransport", package: peregrine),
             ]

@@ -20,8 +20,8 @@
         /// Makes `thumbnail` the picture of a task (SDE's `setCustomThumbnail(_:forTask:cacheInMemoryOnly:)`),
         /// saved through the store unless `cacheInMemoryOnly`.
         ///
-        /// - Throws: ``DownloadManagerError/Code/unknownTask``; ``DownloadManagerError/Code/invalidState``
-        ///   for an image file (it is its own thumbnail), ``DownloadManagerError/Code/fileFailed`` when
+        /// - Throws: `DownloadManagerError/Code/unknownTask`; `DownloadManagerError/Code/invalidState`
+        ///   for an image file (it is its own thumbnail), `DownloadManagerError/Code/fileFailed` when
         ///   the picture cannot be written.
         public func setCustomThumbnail(
             _ thumbnail: Thumbnail, forTask urlString: String, cacheInMemoryOnly: Bool
@@ -56,21 +56,5 @@
                 fileName: record.fileName ?? record.preferredFileName, mimeType: record.mimeType,
                 kind: engine.fileKind(ofTask: urlString))
         }
-    }
-
-    extension DownloadManager {
-        /// Drops the cached thumbnails of tasks whose files went (and their custom ones, with
-        /// `custom`).
-        func forgetThumbnails(of urls: [String], custom: Bool = false) {
-            for url in urls {
-                thumbnailer.removeThumbnails(forTask: url)
-                if custom { thumbnailer.removeCustomThumbnailForTask(url) }
-            }
-        }
-    }
-#else
-    extension DownloadManager {
-        /// Without the Thumbnails trait there are no thumbnails to forget.
-        func forgetThumbnails(of urls: [String], custom: Bool = false) {}
     }
 #endif

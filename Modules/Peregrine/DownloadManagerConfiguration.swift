@@ -86,7 +86,7 @@ extension DownloadManager {
         public var preallocatesFiles = true
         /// The initial speed limit shared by all the manager's transfers (aria2's
         /// `max-overall-download-limit`); nil, the default, for none. Changeable later through
-        /// ``DownloadManager/overallSpeedLimit``, whose value, once set, is saved and wins over
+        /// `DownloadQueue.overallSpeedLimit`, whose value, once set, is saved and wins over
         /// this one when the store is loaded again.
         public var overallSpeedLimit: SpeedLimit? = nil
 

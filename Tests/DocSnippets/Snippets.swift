@@ -30,8 +30,8 @@ func snippetReadmeLine84() async throws {
     _ = (manager, file)
 }
 
-// README.md:133
-func snippetReadmeLine133() async throws {
+// README.md:135
+func snippetReadmeLine135() async throws {
     let transport = CurlTransport()
     defer { transport.shutdown() }
 
@@ -46,8 +46,8 @@ func snippetReadmeLine133() async throws {
     _ = (transport, request, sink, summary)
 }
 
-// README.md:156
-func snippetReadmeLine156() async throws {
+// README.md:158
+func snippetReadmeLine158() async throws {
     var request = try TransferRequest(url: "https://example.org/big.iso")
     let bytesOnDisk: Int64 = 0
     let firstHead: ResponseHead! = nil
@@ -58,8 +58,8 @@ func snippetReadmeLine156() async throws {
     _ = (request, bytesOnDisk, firstHead, partPath, sink)
 }
 
-// README.md:164
-func snippetReadmeLine164() async throws {
+// README.md:166
+func snippetReadmeLine166() async throws {
     let server = MockServer()
     server.setRoute(.file(.generated(seed: 1, count: 10_000_000), entityTag: .fixed("\"v1\"")), for: "/a.bin")
     server.setRoute(MockRoute.file(.generated(seed: 2, count: 1_000)).faulting(.dropAfter(bytes: 500)), for: "/flaky")

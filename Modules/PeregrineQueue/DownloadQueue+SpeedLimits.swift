@@ -1,8 +1,8 @@
-extension DownloadManager {
+extension DownloadQueue {
     /// The speed limit shared by every transfer of the manager (aria2's
     /// `max-overall-download-limit`); nil for none. A change reaches running transfers within
     /// `BandwidthLimiter.recheckInterval` (100 ms). Saved: a value set here (nil included)
-    /// wins over ``Configuration/overallSpeedLimit`` when the store is loaded again, as
+    /// wins over the engine configuration's `overallSpeedLimit` when the store is loaded again, as
     /// ``maxDownloadCount`` does; the configuration's value alone is not saved.
     public var overallSpeedLimit: SpeedLimit? {
         get { engine.overallSpeedLimit }

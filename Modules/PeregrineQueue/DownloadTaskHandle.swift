@@ -20,7 +20,7 @@ import Synchronization
 /// Closures run on the thread that delivers the task's events — a transfer's, or the caller's
 /// right after the manager call that caused the event returns — never under a lock of the
 /// manager, in the order the events happened for this task; the `AsyncStream` of
-/// ``DownloadManager/events()`` is another consumer, with no ordering between the two. A
+/// ``DownloadQueue/events()`` is another consumer, with no ordering between the two. A
 /// `success` or `failure` closure added after the task ended is called at once with the last
 /// outcome. The handle stays attached until the task is deleted; a task downloaded again
 /// (restart, resume after a failure) calls the closures again.

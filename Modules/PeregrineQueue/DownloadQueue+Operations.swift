@@ -1,4 +1,4 @@
-extension DownloadManager {
+extension DownloadQueue {
     /// An operation the engine carries out on tasks by URL.
     enum TaskOperation {
         case resume(TaskCompletionHandler?)
@@ -136,7 +136,7 @@ extension DownloadManager {
         defer { core.gate.leave() }
         try requireListed(urlStrings)
         let changed = run(.deleteFiles, urlStrings)
-        forgetThumbnails(of: changed)
+        filesDidGo(ofTasks: changed, tasksRemoved: false)
         callDeleteHandler(changed.map { ($0, ListIndexPath(section: 0, item: 0)) })
         return changed
     }
@@ -210,7 +210,7 @@ extension DownloadManager {
         core.gate.enter()
         defer { core.gate.leave() }
         let changed = run(.deleteFiles, try urls(at: indexPaths, in: list))
-        forgetThumbnails(of: changed)
+        filesDidGo(ofTasks: changed, tasksRemoved: false)
         let located = zip(changed, locations(of: changed)).map { ($0, $1) }
         callDeleteHandler(located)
         return located.map(\.1)
@@ -278,7 +278,7 @@ extension DownloadManager {
         core.gate.enter()
         defer { core.gate.leave() }
         let changed = run(.deleteFiles, try urls(inSection: section, in: list))
-        forgetThumbnails(of: changed)
+        filesDidGo(ofTasks: changed, tasksRemoved: false)
         let located = zip(changed, locations(of: changed)).map { ($0, $1) }
         callDeleteHandler(located)
         return located.map(\.1)
@@ -346,7 +346,7 @@ extension DownloadManager {
         defer { core.gate.leave() }
         let urls = core.state.withLock { $0.lists[list]?.downloadList.flatMap { $0 } ?? [] }
         let changed = run(.deleteFiles, urls)
-        forgetThumbnails(of: changed)
+        filesDidGo(ofTasks: changed, tasksRemoved: false)
         callDeleteHandler(zip(changed, locations(of: changed)).map { ($0, $1) })
         return changed
     }
@@ -399,7 +399,7 @@ extension DownloadManager {
         if trash {
             if !removed.isEmpty { core.broadcaster.yield([.trashed(removed)]) }
         } else {
-            forgetThumbnails(of: removed, custom: true)
+            filesDidGo(ofTasks: removed, tasksRemoved: true)
         }
         var result: [String: ListIndexPath] = [:]
         for url in removed { result[url] = locations[url] }

@@ -1,6 +1,6 @@
 import PeregrineCore
 
-/// Why a ``DownloadManager`` call changed nothing, or why a manager could not be made.
+/// Why a ``DownloadQueue`` (or `DownloadManager`) call changed nothing, or why a manager could not be made.
 ///
 /// A struct with static codes so that the set can grow. Every throwing operation of the
 /// manager checks its input first and throws before it changes anything.
@@ -14,7 +14,7 @@ public struct DownloadManagerError: PeregrineError {
         public static let indexPathOutOfBounds = Code(name: "index path out of bounds")
         /// A section index is outside the download list.
         public static let sectionOutOfBounds = Code(name: "section out of bounds")
-        /// A trash index is outside ``DownloadManager/toDeleteList``.
+        /// A trash index is outside ``DownloadQueue/toDeleteList``.
         public static let trashIndexOutOfBounds = Code(name: "trash index out of bounds")
         /// The operation needs manual mode (`ListSortType.manual`).
         public static let requiresManualMode = Code(name: "requires manual mode")
@@ -55,7 +55,7 @@ public struct DownloadManagerError: PeregrineError {
         self.message = message
     }
 
-    static func unknown(_ urlString: String) -> DownloadManagerError {
+    package static func unknown(_ urlString: String) -> DownloadManagerError {
         DownloadManagerError(.unknownTask, "no task with the URL \(urlString)")
     }
 

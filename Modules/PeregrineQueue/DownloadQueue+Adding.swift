@@ -4,7 +4,7 @@
     import Foundation
 #endif
 
-extension DownloadManager {
+extension DownloadQueue {
     // MARK: Adding in a predefined mode
 
     /// Downloads new files in a predefined sort mode and returns their locations (SDE's

@@ -1,4 +1,4 @@
-extension DownloadManager {
+extension DownloadQueue {
     /// The trash of the default list: deleted tasks, most recently deleted first (SDE's
     /// `toDeleteList`).
     public var toDeleteList: [String] { toDeleteList(in: .default) }
@@ -121,7 +121,7 @@ extension DownloadManager {
             }
             return (try list.removeFromTrash(urls.filter { list.isInTrash($0) }), ())
         }
-        forgetThumbnails(of: urls, custom: true)
+        filesDidGo(ofTasks: urls, tasksRemoved: true)
         core.broadcaster.yield([.cleanedUp(urls)])
         let located = urls.map { ($0, ListIndexPath(section: 0, item: rows[$0]!)) }
         callDeleteHandler(located)

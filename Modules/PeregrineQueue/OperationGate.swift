@@ -20,7 +20,7 @@ import Synchronization
 ///
 /// A `pthread_mutex_t` rather than `Mutex`: the gate is held across calls, and ThreadSanitizer
 /// sees its hand-offs.
-final class OperationGate: @unchecked Sendable {
+package final class OperationGate: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     /// The thread inside the gate, 0 when none. Only that thread writes its own identity here,
     /// so a thread reading its own identity knows it is inside.
@@ -54,7 +54,7 @@ final class OperationGate: @unchecked Sendable {
 
     /// Enters an operation: waits for the one running on another thread to end. Pair with
     /// ``leave()`` (`gate.enter(); defer { gate.leave() }`).
-    func enter() {
+    package func enter() {
         let me = Self.currentThread
         if owner.load(ordering: .relaxed) == me {
             depth += 1
@@ -67,7 +67,7 @@ final class OperationGate: @unchecked Sendable {
 
     /// Leaves an operation; the outermost one runs what ``afterOperation(_:)`` deferred, once
     /// the gate is open again.
-    func leave() {
+    package func leave() {
         depth -= 1
         guard depth == 0 else { return }
         let work = deferred

@@ -1,4 +1,4 @@
-import PeregrineVerification
+import PeregrineChecksums
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -6,7 +6,7 @@ import PeregrineVerification
     import Foundation
 #endif
 
-extension DownloadManager {
+extension DownloadQueue {
     // MARK: By URL
 
     /// A task's state; `DownloadState.notInList` for an unknown URL (SDE's `downloadState(ofTask:)`).

@@ -1,4 +1,4 @@
-/// Something that happened in a ``DownloadManager``: a task's progress through the engine, or a
+/// Something that happened in a ``DownloadQueue`` (or `DownloadManager`): a task's progress through the engine, or a
 /// change of a download list that a UI can animate.
 public enum DownloadManagerEvent: Sendable, Hashable {
     /// A task event of the engine (added, waiting, started, progress, paused, stopped, finished,
@@ -6,7 +6,7 @@ public enum DownloadManagerEvent: Sendable, Hashable {
     case task(EngineEvent)
     /// A download list changed: the rows and sections that moved, appeared or disappeared.
     case listChanged(DownloadListKey, ListChange)
-    /// Tasks were moved to the trash (``DownloadManager/isTrashOpened``).
+    /// Tasks were moved to the trash (``DownloadQueue/isTrashOpened``).
     case trashed([String])
     /// Tasks came back from the trash into the list.
     case restoredFromTrash([String])

@@ -25,7 +25,7 @@ struct ManagerState {
     var lists: [DownloadListKey: DownloadList] = [:]
     var extras: [String: TaskExtras] = [:]
     /// The latest record of each task the engine reported before it joined a list (added, not
-    /// placed yet): ``DownloadManager/place(_:in:_:)`` lists it with this one.
+    /// placed yet): ``DownloadQueue/place(_:in:_:)`` lists it with this one.
     var unlisted: [String: DownloadTaskRecord] = [:]
     /// The trashed tasks whose finished file stays when they are cleaned up.
     var trashKeepsFinishedFile: Set<String> = []
@@ -41,7 +41,7 @@ struct ManagerState {
     /// Increases with every list mutation (a custom sort checks it did not race one).
     var listGeneration: UInt64 = 0
     var handles: [String: [DownloadTaskHandle]] = [:]
-    var deleteCompletionHandler: DownloadManager.DeleteCompletionHandler?
+    var deleteCompletionHandler: DownloadQueue.DeleteCompletionHandler?
 
     /// The list that shows a task, or holds it in its trash.
     func listKey(of url: String) -> DownloadListKey? {
@@ -66,10 +66,10 @@ struct ManagerState {
 /// The manager never calls the engine while holding ``state``'s lock, so the callbacks, which
 /// take it, can never deadlock; callbacks never enter the gate; and the application's closures
 /// (task handles, handlers) never run under any of them.
-final class ManagerCore: QueueRecordingDelegate {
+package final class ManagerCore: QueueRecordingDelegate {
     let identifier: String
     /// Serialises the manager's public operations (see ``OperationGate`` for the lock order).
-    let gate = OperationGate()
+    package let gate = OperationGate()
     let state: Mutex<ManagerState>
     let store: any TaskStore
     let broadcaster = EventBroadcaster<DownloadManagerEvent>()
@@ -108,7 +108,7 @@ final class ManagerCore: QueueRecordingDelegate {
 
     /// The stored form of fresh record changes, with the manager's extras; a listed task's item
     /// follows its record.
-    func storeChanges(for changes: [TaskRecordChange]) -> [StoreChange] {
+    package func storeChanges(for changes: [TaskRecordChange]) -> [StoreChange] {
         state.withLock { state in
             var storeChanges: [StoreChange] = []
             var events: [DownloadManagerEvent] = []
@@ -148,7 +148,7 @@ final class ManagerCore: QueueRecordingDelegate {
     /// Hands engine events to the subscribers (under the lock, so that events keep their order
     /// across threads); the task handles get them after the locks, once the operation of this
     /// thread is done.
-    func publish(_ events: [EngineEvent]) -> (@Sendable () -> Void)? {
+    package func publish(_ events: [EngineEvent]) -> (@Sendable () -> Void)? {
         let handles = state.withLock { state in
             events.flatMap { event -> [(DownloadTaskHandle, EngineEvent)] in
                 var published: [DownloadManagerEvent] = [.task(event)]
@@ -166,7 +166,7 @@ final class ManagerCore: QueueRecordingDelegate {
     }
 
     /// Keeps the queue's store failure (the queue logged it).
-    func storeFailed(_ error: StoreError) {
+    package func storeFailed(_ error: StoreError) {
         lastStoreError.withLock { $0 = error }
     }
 
@@ -181,7 +181,7 @@ final class ManagerCore: QueueRecordingDelegate {
 
     /// Records changes, in order (synced on return, or by the end of the ``SyncBatch`` the
     /// calling task runs); a failure is logged and kept in ``lastStoreError``.
-    func record(_ changes: [StoreChange]) {
+    package func record(_ changes: [StoreChange]) {
         SyncBatch.record(changes, in: store) { [weak self] error in
             self?.lastStoreError.withLock { $0 = error }
             self?.logger.error("store failed to record changes", metadata: ["error": "\(error)"])
