@@ -198,7 +198,7 @@ public final class DownloadManager: DownloadQueue, @unchecked Sendable {
                 defer { target.pending = [] }
                 return target.pending
             }
-            if !pending.isEmpty { core.record(pending) }
+            if !pending.isEmpty { core.record { pending } }
         }
 
         func indexDidChange(_ index: CustomThumbnailIndex) {
@@ -225,7 +225,7 @@ public final class DownloadManager: DownloadQueue, @unchecked Sendable {
                 if target.core == nil { target.pending += changes }
                 return target.core
             }
-            core?.record(changes)
+            core?.record { changes }
         }
     }
 #endif

@@ -143,9 +143,10 @@ public final class DownloadEngine: Sendable {
 
     // MARK: Locked sections
 
-    /// Runs `body` under the lock, then what it decided: events are delivered before the lock
-    /// is released (so they keep the order of the changes); transfers are controlled and
-    /// started, records reported and handlers called after.
+    /// Runs `body` under the lock, then what it decided, after the lock: the observers get the
+    /// section's events and record changes (numbered, so that they can restore the order across
+    /// threads), transfers are controlled and started, and handlers called. The engine's own
+    /// event stream gets the events under the lock, in order.
     @discardableResult
     func perform<Result: Sendable>(_ body: (inout EngineState, inout Effects) -> Result) -> Result {
         let (result, effects) = state.withLock { state -> (Result, Effects) in
@@ -154,34 +155,43 @@ public final class DownloadEngine: Sendable {
             let result = body(&state, &effects)
             finish(&state, &effects)
             broadcaster.yield(effects.events)
-            if !effects.events.isEmpty, let observer = configuration.eventObserver,
-                let afterwards = observer.engineDidEmit(effects.events)
-            {
-                effects.callbacks.append(afterwards)
-            }
             return (result, effects)
         }
         run(effects)
         return result
     }
 
-    /// The end of every locked section: fill freed slots, then collect the record changes.
+    /// The end of every locked section: fill freed slots, then collect the record changes and
+    /// number the section when the observers get something from it.
     private func finish(_ state: inout EngineState, _ effects: inout Effects) {
         var guardCount = 0
         while let list = effects.refill.popFirst(), guardCount < 1_000_000 {
             guardCount += 1
             fillSlots(list, &state, &effects)
         }
-        guard configuration.recordObserver != nil, !effects.dirtyKeys.isEmpty else { return }
+        let records = configuration.recordObserver != nil && !effects.dirtyKeys.isEmpty
+        let events = configuration.eventObserver != nil && !effects.events.isEmpty
+        guard records || events else { return }
+        // One number per section: a task appears once in a section, so its changes still
+        // carry increasing numbers.
+        state.nextRecordSequence += 1
+        let section = state.nextRecordSequence
+        effects.section = section
+        guard records else { return }
         for key in effects.dirtyKeys {
-            state.nextRecordSequence += 1
             let kind: TaskRecordChange.Kind =
                 state.tasks[key].map { .upsert($0.record) } ?? .remove(urlString: key)
-            effects.recordChanges.append(TaskRecordChange(sequence: state.nextRecordSequence, kind: kind))
+            effects.recordChanges.append(TaskRecordChange(sequence: section, kind: kind))
         }
     }
 
     private func run(_ effects: Effects) {
+        var callbacks = effects.callbacks
+        if let section = effects.section, let observer = configuration.eventObserver,
+            let afterwards = observer.engineDidEmit(effects.events, section: section)
+        {
+            callbacks.append(afterwards)
+        }
         for (attempt, command, sequence) in effects.commands {
             attempt.apply(command, sequence: sequence, on: transport)
         }
@@ -200,7 +210,7 @@ public final class DownloadEngine: Sendable {
         } else if !leftovers.isEmpty {
             removeLeftoverLinks(leftovers)
         }
-        for callback in effects.callbacks { callback() }
+        for callback in callbacks { callback() }
     }
 
     // MARK: Transitions

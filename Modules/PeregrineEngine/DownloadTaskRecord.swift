@@ -156,8 +156,9 @@ public struct TaskRecordChange: Sendable, Hashable {
         case remove(urlString: String)
     }
 
-    /// Increases with every change of the engine: apply changes in this order; a change with
-    /// a lower sequence than one already applied for the same task is stale.
+    /// The number of the engine's locked section that made the change (the changes of one
+    /// section share it; a task changes once per section): apply changes in this order; a change
+    /// with a sequence no higher than one already applied for the same task is stale.
     public var sequence: UInt64
     /// The change.
     public var kind: Kind

@@ -106,16 +106,20 @@ extension TaskRecordObserver {
     }
 }
 
-/// Receives the engine's events as they happen, in order, without the hop through an
-/// `AsyncStream` that ``DownloadEngine/events()`` takes: the seam a facade forwards through.
+/// Receives the engine's events as they happen, without the hop through an `AsyncStream` that
+/// ``DownloadEngine/events()`` takes: the seam a layer above the engine forwards through.
 ///
-/// Called under the engine's lock — that is what keeps the order across threads — so it must be
-/// quick, must not block and must not call the engine. Whatever else it has to do (call an
-/// application's handlers, say) it returns as a closure, which the engine runs on the same
-/// thread after releasing its lock.
+/// Called outside the engine's lock, on the thread that made the change, possibly from several
+/// threads at once. `section` numbers the engine's locked sections that hand the observers
+/// anything — 1, 2, 3…, each number once, in the order the sections ran — so an observer that
+/// keeps the order across threads restores it by the number (``TaskRecordObserver`` gets the
+/// same section's record changes afterwards, on the same thread, each with the section's number
+/// as its ``TaskRecordChange/sequence``). A section with record changes but no event is handed
+/// over too, with no event, so that no number is missing. Whatever the observer returns runs on
+/// the same thread once the engine's call is done with the section.
 public protocol EngineEventObserver: Sendable {
-    /// Events happened, in this order; returns what to run once the engine's lock is released.
-    func engineDidEmit(_ events: [EngineEvent]) -> (@Sendable () -> Void)?
+    /// A section's events, in order (possibly none); returns what to run afterwards.
+    func engineDidEmit(_ events: [EngineEvent], section: UInt64) -> (@Sendable () -> Void)?
 }
 
 /// Says what kind of file a task downloads: the seam where the thumbnails module's

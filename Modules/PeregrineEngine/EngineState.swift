@@ -72,6 +72,8 @@ struct EngineState: Sendable {
     var nextRank: Int64 = 0
     var nextCommand: UInt64 = 0
     var nextAttempt: UInt64 = 0
+    /// The last number given to a locked section with something for the observers: its record
+    /// changes' ``TaskRecordChange/sequence`` and its events' section number.
     var nextRecordSequence: UInt64 = 0
     /// Temporary names are `base + n × odd constant`: distinct for every n (an odd factor is a
     /// bijection modulo 2⁶⁴), random across engines, and no system call per task.
@@ -126,6 +128,9 @@ struct Effects: Sendable {
     var dirtyKeys: [String] = []
     var dirtySet: Set<String> = []
     var recordChanges: [TaskRecordChange] = []
+    /// The section's number for the observers (see ``EngineEventObserver``); nil when it hands
+    /// them nothing.
+    var section: UInt64?
     var syncDirectory = false
     /// Temporary names still linked to files placed in this section (task, temporary name,
     /// placed name): removed once the records saying where the files went are durable.

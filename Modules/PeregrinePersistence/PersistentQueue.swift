@@ -61,11 +61,11 @@ public final class PersistentQueue: Sendable {
     /// published (the `Peregrine` facade: its lists, display names and meta info).
     package init(
         transport: any Transport, configuration: DownloadEngine.Configuration, store: any TaskStore,
-        snapshot: StoreSnapshot, delegate: (any QueueRecordingDelegate)? = nil,
+        snapshot: StoreSnapshot, delegate: (any QueueRecordingDelegate)? = nil, drain: OrderedDrain = OrderedDrain(),
         killPoint: StaticString = "queue.durable"
     ) throws(PersistentQueueError) {
         let recorder = StoreRecorder(
-            store: store, logger: configuration.logger, delegate: delegate, killPoint: killPoint)
+            store: store, logger: configuration.logger, delegate: delegate, drain: drain, killPoint: killPoint)
         var configuration = configuration
         configuration.recordObserver = recorder
         configuration.eventObserver = recorder
@@ -93,11 +93,12 @@ public final class PersistentQueue: Sendable {
     /// The last error the store reported while recording a change, if any.
     public var lastStoreError: StoreError? { recorder.lastError.withLock { $0 } }
 
-    /// Records changes beside the engine's (a layer's lists, say), in order: synced on return,
-    /// or by the end of the ``SyncBatch`` the calling task runs. A failure is logged and kept in
-    /// ``lastStoreError``.
-    package func record(_ changes: [StoreChange]) {
-        SyncBatch.record(changes, in: store) { [recorder] in recorder.failed($0) }
+    /// Records changes beside the engine's (a layer's lists, say), in order with them: `changes`
+    /// is called when their turn comes, so that what it reads is the latest. Returns once they
+    /// are synced, or written when the calling task runs a ``SyncBatch`` (synced by its end). A
+    /// failure is logged and kept in ``lastStoreError``.
+    package func record(_ changes: @escaping @Sendable () -> [StoreChange]) {
+        recorder.recordLayerChanges(changes)
     }
 
     /// Writes and syncs every recorded change now.
@@ -131,39 +132,52 @@ public enum PersistentQueueError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// What a layer over a ``PersistentQueue`` adds to its recording. The recorder calls it under
-/// its own lock, which orders the store writes and the events; it may take its own lock inside,
-/// and must never call the engine or the queue from there.
+/// What a layer over a ``PersistentQueue`` adds to its recording. The recorder calls it from
+/// its ``OrderedDrain`` — one call at a time, in the order of the engine's changes, with no lock
+/// of the queue or the engine held — so it may take its own lock inside; it must never call the
+/// engine or the queue from there.
 package protocol QueueRecordingDelegate: Sendable {
     /// The store changes for fresh engine changes, in sequence order.
     func storeChanges(for changes: [TaskRecordChange]) -> [StoreChange]
     /// Publishes engine events, in order (those the queue released: endings once recorded);
-    /// what it returns runs after the locks.
+    /// what it returns runs once the drain is done.
     func publish(_ events: [EngineEvent]) -> (@Sendable () -> Void)?
     /// The store failed to record changes.
     func storeFailed(_ error: StoreError)
 }
 
-/// Turns the engine's record changes into store changes, in sequence order, and holds endings'
-/// events until the store has them.
+/// Turns the engine's record changes into store changes and holds endings' events until the
+/// store has them. The engine hands its sections over after its lock, numbered; the recorder's
+/// drain restores their order and does the work — sequencing, the layer's additions, the store
+/// write, publishing — with no lock held across a call into another component.
 final class StoreRecorder: TaskRecordObserver, EngineEventObserver {
     let broadcaster = EventBroadcaster<EngineEvent>()
     let lastError = Mutex<StoreError?>(nil)
+    /// Taken by the drain's items only, one at a time: a lock for `Sendable`, never contended.
     private let sequencer = Mutex(RecordSequencer())
+    let drain: OrderedDrain
     private let store: any TaskStore
     private let logger: Logger
     private let delegate: (any QueueRecordingDelegate)?
     private let killPoint: StaticString
 
-    init(store: any TaskStore, logger: Logger, delegate: (any QueueRecordingDelegate)?, killPoint: StaticString) {
+    init(
+        store: any TaskStore, logger: Logger, delegate: (any QueueRecordingDelegate)?, drain: OrderedDrain,
+        killPoint: StaticString
+    ) {
         self.store = store
         self.logger = logger
         self.delegate = delegate
+        self.drain = drain
         self.killPoint = killPoint
     }
 
-    func engineDidEmit(_ events: [EngineEvent]) -> (@Sendable () -> Void)? {
-        sequencer.withLock { sequencer in publish(events.filter { sequencer.admit($0) }) }
+    func engineDidEmit(_ events: [EngineEvent], section: UInt64) -> (@Sendable () -> Void)? {
+        drain.submit(section: section) { [self] in
+            guard !events.isEmpty else { return nil }
+            return publish(sequencer.withLock { sequencer in events.filter { sequencer.admit($0) } })
+        }
+        return nil
     }
 
     func engineDidChange(_ changes: [TaskRecordChange]) {
@@ -174,38 +188,58 @@ final class StoreRecorder: TaskRecordObserver, EngineEventObserver {
         record(changes, engineWaits: whenDurable)
     }
 
-    /// Records the fresh changes; `engineWaits`, when given, runs once they are synced (the
-    /// engine removes placed files' temporary names then). Endings (finished, failed) count as
-    /// recorded once synced, and their events wait for it.
+    /// Records the fresh changes right after their section's events, and returns once they are
+    /// written (synced when durable, unless the calling task runs a ``SyncBatch``); `engineWaits`,
+    /// when given, runs once they are synced (the engine removes placed files' temporary names
+    /// then). Endings (finished, failed) count as recorded once synced, and their events wait
+    /// for it.
     private func record(_ changes: [TaskRecordChange], engineWaits: (@Sendable () -> Void)?) {
-        let (outcome, afterwards) = sequencer.withLock { sequencer in
-            let batch = sequencer.sequence(changes)
-            let storeChanges =
-                delegate?.storeChanges(for: batch.fresh)
-                ?? batch.fresh.map { change in
-                    switch change.kind {
-                    case .upsert(let record): .putTask(StoredTask(record))
-                    case .remove(let url): .removeTask(urlString: url)
-                    }
-                }
-            let outcome = DurableWrite.write(
-                storeChanges, to: store, endings: batch.endings, engineWaits: engineWaits, killPoint: killPoint,
-                failed: { [weak self] in self?.failed($0) },
-                recorded: { [weak self] in self?.endingsRecorded($0) })
-            var released = batch.released
-            if outcome.endingsRecordedNow { released += sequencer.recorded(batch.endings) }
-            return (outcome, publish(released))
+        let section = changes.map(\.sequence).max() ?? 0
+        let batch = SyncBatch.current
+        drain.submit(after: section, wait: true) { [self] in
+            SyncBatch.$current.withValue(batch) { write(changes, engineWaits: engineWaits) }
         }
-        if outcome.engineWaitsAfterLock, let engineWaits {
-            KillPoint.reach(killPoint)
-            engineWaits()
-        }
-        afterwards?()
     }
 
+    private func write(
+        _ changes: [TaskRecordChange], engineWaits: (@Sendable () -> Void)?
+    ) -> (@Sendable () -> Void)? {
+        let batch = sequencer.withLock { $0.sequence(changes) }
+        let storeChanges =
+            delegate?.storeChanges(for: batch.fresh)
+            ?? batch.fresh.map { change in
+                switch change.kind {
+                case .upsert(let record): .putTask(StoredTask(record))
+                case .remove(let url): .removeTask(urlString: url)
+                }
+            }
+        let outcome = DurableWrite.write(
+            storeChanges, to: store, endings: batch.endings, engineWaits: engineWaits, killPoint: killPoint,
+            failed: { [weak self] in self?.failed($0) },
+            recorded: { [weak self] in self?.endingsRecorded($0) })
+        var released = batch.released
+        if outcome.endingsRecordedNow { released += sequencer.withLock { $0.recorded(batch.endings) } }
+        let published = publish(released)
+        let waits = outcome.engineWaitsAfterLock ? engineWaits : nil
+        guard waits != nil || published != nil else { return nil }
+        return { [killPoint] in
+            if let waits {
+                KillPoint.reach(killPoint)
+                waits()
+            }
+            published?()
+        }
+    }
+
+    /// The store synced endings (on its own thread): their held events may go, in order.
     private func endingsRecorded(_ endings: [String: Int]) {
-        let afterwards = sequencer.withLock { sequencer in publish(sequencer.recorded(endings)) }
-        afterwards?()
+        drain.submit(wait: false) { [self] in publish(sequencer.withLock { $0.recorded(endings) }) }
+    }
+
+    /// Records a layer's changes (its lists, say), made when their turn comes so that they are
+    /// the latest; returns once written (see ``PersistentQueue/record(_:)``).
+    func recordLayerChanges(_ changes: @escaping @Sendable () -> [StoreChange]) {
+        drain.record(changes, in: store) { [weak self] in self?.failed($0) }
     }
 
     /// Hands events to the delegate, else to the queue's subscribers.

@@ -214,11 +214,10 @@ extension DownloadQueue {
         core.gate.enter()
         defer { core.gate.leave() }
         engine.setMaxDownloadCount(limit, in: list)
-        let changes = core.state.withLock { state -> [StoreChange] in
+        core.state.withLock { state in
             state.listLimits[list] = limit
             if state.lists[list] == nil { state.lists[list] = core.newList() }
-            return [.putList(core.storedList(list, state.lists[list]!, state))]
         }
-        core.record(changes)
+        core.recordLists([list])
     }
 }

@@ -10,11 +10,8 @@ extension DownloadQueue {
             core.gate.enter()
             defer { core.gate.leave() }
             engine.overallSpeedLimit = newValue
-            let changes = core.state.withLock { state in
-                state.overallSpeedLimit = .some(newValue)
-                return [StoreChange.setConfiguration(core.storedConfiguration(state))]
-            }
-            core.record(changes)
+            core.state.withLock { $0.overallSpeedLimit = .some(newValue) }
+            core.recordConfiguration()
         }
     }
 
@@ -40,11 +37,8 @@ extension DownloadQueue {
         core.gate.enter()
         defer { core.gate.leave() }
         engine.setSpeedLimit(limit, forList: list)
-        let changes = core.state.withLock { state in
-            state.listSpeedLimits[list] = limit
-            return [StoreChange.setConfiguration(core.storedConfiguration(state))]
-        }
-        core.record(changes)
+        core.state.withLock { $0.listSpeedLimits[list] = limit }
+        core.recordConfiguration()
     }
 
     /// A list's speed limit; nil for none.

@@ -41,12 +41,12 @@ extension DownloadQueue {
             change.isReload = change.isReload || restored.isReload
             return (change, restored.deletedTrashIndexes)
         }
-        let changes = core.state.withLock { state -> [StoreChange] in
+        let keepsChanged = core.state.withLock { state in
             let before = state.trashKeepsFinishedFile
             state.trashKeepsFinishedFile.subtract(urlStrings)
-            return before == state.trashKeepsFinishedFile ? [] : [.setConfiguration(core.storedConfiguration(state))]
+            return before != state.trashKeepsFinishedFile
         }
-        core.record(changes)
+        if keepsChanged { core.recordConfiguration() }
         pushOrder(list)
         core.broadcaster.yield([.restoredFromTrash(urlStrings)])
         return rows.sorted().map { ListIndexPath(section: 0, item: $0) }

@@ -141,13 +141,14 @@ open class DownloadQueue: @unchecked Sendable {
             for case .string(let url) in urls { trashKeeps.insert(url) }
         }
 
+        let drain = OrderedDrain()
         let core = ManagerCore(
             identifier: identifier,
             state: ManagerState(
                 extras: extras, trashKeepsFinishedFile: trashKeeps, isTrashOpened: trashOpened,
                 maxDownloadCount: engineConfiguration.maxDownloadCount, overallSpeedLimit: savedLimits.overall,
                 listSpeedLimits: savedLimits.lists),
-            store: store, classifier: options.classifier, logger: configuration.logger,
+            store: store, drain: drain, classifier: options.classifier, logger: configuration.logger,
             listClock: options.listClock, calendar: options.calendar)
         self.core = core
 
@@ -155,7 +156,7 @@ open class DownloadQueue: @unchecked Sendable {
         do {
             queue = try PersistentQueue(
                 transport: transport, configuration: engineConfiguration, store: store, snapshot: snapshot,
-                delegate: core, killPoint: "manager.durable")
+                delegate: core, drain: drain, killPoint: "manager.durable")
         } catch {
             guard case .engine(let error) = error else { throw DownloadManagerError(.storeFailed, "\(error)") }
             throw DownloadManagerError(.directoryUnavailable, "\(error)")
@@ -198,14 +199,7 @@ open class DownloadQueue: @unchecked Sendable {
             state.unlisted = [:]
         }
         if !repairs.isEmpty || snapshot.lists.isEmpty {
-            let changes = core.state.withLock { state -> [StoreChange] in
-                var changes = state.lists.sorted(by: { $0.key < $1.key }).map {
-                    StoreChange.putList(core.storedList($0.key, $0.value, state))
-                }
-                changes.append(.setConfiguration(core.storedConfiguration(state)))
-                return changes
-            }
-            core.record(changes)
+            core.recordLists(loadedLists.keys.sorted(), configuration: true)
         }
         loadRepairs = repairs
         for repair in repairs { configuration.logger.warning("load repair", metadata: ["repair": "\(repair)"]) }
@@ -331,11 +325,8 @@ open class DownloadQueue: @unchecked Sendable {
             core.gate.enter()
             defer { core.gate.leave() }
             engine.maxDownloadCount = newValue
-            let changes = core.state.withLock { state in
-                state.maxDownloadCount = newValue
-                return [StoreChange.setConfiguration(core.storedConfiguration(state))]
-            }
-            core.record(changes)
+            core.state.withLock { $0.maxDownloadCount = newValue }
+            core.recordConfiguration()
         }
     }
 
@@ -363,11 +354,8 @@ open class DownloadQueue: @unchecked Sendable {
         set {
             core.gate.enter()
             defer { core.gate.leave() }
-            let changes = core.state.withLock { state in
-                state.isTrashOpened = newValue
-                return [StoreChange.setConfiguration(core.storedConfiguration(state))]
-            }
-            core.record(changes)
+            core.state.withLock { $0.isTrashOpened = newValue }
+            core.recordConfiguration()
         }
     }
 

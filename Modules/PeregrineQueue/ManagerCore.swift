@@ -72,6 +72,8 @@ package final class ManagerCore: QueueRecordingDelegate {
     package let gate = OperationGate()
     let state: Mutex<ManagerState>
     let store: any TaskStore
+    /// The queue's drain, which every store write goes through, in order with the engine's.
+    package let drain: OrderedDrain
     let broadcaster = EventBroadcaster<DownloadManagerEvent>()
     let classifier: FileTypeClassifier
     let logger: Logger
@@ -92,12 +94,13 @@ package final class ManagerCore: QueueRecordingDelegate {
     }
 
     init(
-        identifier: String, state: ManagerState, store: any TaskStore, classifier: FileTypeClassifier, logger: Logger,
-        listClock: @escaping @Sendable () -> Date, calendar: Calendar
+        identifier: String, state: ManagerState, store: any TaskStore, drain: OrderedDrain,
+        classifier: FileTypeClassifier, logger: Logger, listClock: @escaping @Sendable () -> Date, calendar: Calendar
     ) {
         self.identifier = identifier
         self.state = Mutex(state)
         self.store = store
+        self.drain = drain
         self.classifier = classifier
         self.logger = logger
         self.listClock = listClock
@@ -179,13 +182,33 @@ package final class ManagerCore: QueueRecordingDelegate {
 
     // MARK: The store
 
-    /// Records changes, in order (synced on return, or by the end of the ``SyncBatch`` the
-    /// calling task runs); a failure is logged and kept in ``lastStoreError``.
-    package func record(_ changes: [StoreChange]) {
-        SyncBatch.record(changes, in: store) { [weak self] error in
+    /// Records changes in order with the engine's, through the queue's drain and never under
+    /// the state lock: `changes` is called when their turn comes (it may take the state lock), so
+    /// that a list or the configuration is written as it is then, never older than what another
+    /// thread wrote before. Returns once synced (or by the end of the ``SyncBatch`` the calling
+    /// task runs); a failure is logged and kept in ``lastStoreError``.
+    package func record(_ changes: @escaping @Sendable () -> [StoreChange]) {
+        drain.record(changes, in: store) { [weak self] error in
             self?.lastStoreError.withLock { $0 = error }
             self?.logger.error("store failed to record changes", metadata: ["error": "\(error)"])
         }
+    }
+
+    /// Records the lists' states as they are when written (and the configuration, with
+    /// `configuration`).
+    func recordLists(_ keys: [DownloadListKey], configuration: Bool = false) {
+        record { [self] in
+            state.withLock { state in
+                var changes = keys.compactMap { key in state.lists[key].map { StoreChange.putList(storedList(key, $0, state)) } }
+                if configuration { changes.append(.setConfiguration(storedConfiguration(state))) }
+                return changes
+            }
+        }
+    }
+
+    /// Records the manager's options as they are when written.
+    func recordConfiguration() {
+        record { [self] in [.setConfiguration(state.withLock { storedConfiguration($0) })] }
     }
 
     /// A list's state, as the store keeps it.
@@ -298,7 +321,7 @@ package final class ManagerCore: QueueRecordingDelegate {
         _ body: (inout DownloadList, inout ManagerState) throws(DownloadListError) -> (ListChange, Result)
     ) throws(DownloadManagerError) -> Result {
         do {
-            return try state.withLock { (state) throws(DownloadListError) -> Result in
+            let outcome = try state.withLock { (state) throws(DownloadListError) -> (Result, Bool?) in
                 if state.lists[key] == nil { state.lists[key] = newList() }
                 var list = state.lists.removeValue(forKey: key)!
                 defer { state.lists[key] = list }
@@ -306,15 +329,12 @@ package final class ManagerCore: QueueRecordingDelegate {
                 let (change, result) = try body(&list, &state)
                 if !change.isEmpty {
                     state.listGeneration += 1
-                    var changes: [StoreChange] = [.putList(storedList(key, list, state))]
-                    if state.trashKeepsFinishedFile != keeps {
-                        changes.append(.setConfiguration(storedConfiguration(state)))
-                    }
-                    record(changes)
                     broadcaster.yield([.listChanged(key, change)])
                 }
-                return result
+                return (result, change.isEmpty ? nil : state.trashKeepsFinishedFile != keeps)
             }
+            if let configuration = outcome.1 { recordLists([key], configuration: configuration) }
+            return outcome.0
         } catch {
             throw DownloadManagerError(error)
         }

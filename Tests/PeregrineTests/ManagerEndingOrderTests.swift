@@ -13,12 +13,13 @@ import Testing
         let h = try ManagerHarness()
         let url = h.url("/fast-404")
         let reason = FailureReason(.httpStatus, httpStatus: 404, message: "not found")
-        // The engine announced the failure (under its lock), then reported the failed record
+        // The engine announced the failure (its next section), then reported the failed record
         // (sequence 2) before the record of the task's adding (sequence 1) arrived.
         // The manager's queue observes the engine.
         let events = try #require(h.manager.engine.configuration.eventObserver)
         let records = try #require(h.manager.engine.configuration.recordObserver)
-        events.engineDidEmit([.added(url), .failed(url, reason)])?()
+        let section = h.manager.engine.state.withLock { $0.nextRecordSequence } + 1
+        events.engineDidEmit([.added(url), .failed(url, reason)], section: section)?()
         let failed = DownloadTaskRecord(
             urlString: url, state: .failed(reason), temporaryFileName: ".peregrine-00000000000000ab.part",
             addedAt: ManagerHarness.date)
