@@ -5,8 +5,8 @@ import PeregrineEngine
 /// exits, say — finds it saved. The events after a held one wait behind it, to keep their order.
 ///
 /// The engine announces a change before it hands the record to the store; the store says when
-/// the ending is recorded (synced, or superseded by a later record). Not thread-safe: keep it
-/// under the lock that orders the events.
+/// the ending is recorded (synced, or superseded by a later record). Not thread-safe: use it
+/// from one thread at a time, in the order of the events (the queue's ``OrderedDrain``).
 package struct EndingGate: Sendable {
     private var parked: [String: [(event: EngineEvent, ending: Int?)]] = [:]
     /// How many endings of each task were announced…

@@ -90,10 +90,12 @@ package final class OrderedDrain: Sendable {
             runInline(work)
             return
         }
-        let done = wait ? Completion() : nil
-        let drains = state.withLock { state in
+        let (drains, done) = state.withLock { state -> (Bool, Completion?) in
+            // A thread that takes the drain runs its item itself: only a waiting one needs a
+            // signal.
+            let done = wait && state.draining ? Completion() : nil
             state.ready.append(Item(work: work, done: done))
-            return state.claim()
+            return (state.claim(), done)
         }
         finish(drains: drains, done: done)
     }
@@ -123,15 +125,17 @@ package final class OrderedDrain: Sendable {
             runInline(work)
             return
         }
-        let done = wait ? Completion() : nil
-        let drains = state.withLock { state in
-            let item = Item(work: work, done: done)
+        let (drains, done) = state.withLock { state -> (Bool, Completion?) in
             if section > state.releasedSection, state.numbered[section] != nil {
-                state.numbered[section, default: []].append(item)
-            } else {
-                state.ready.append(item)
+                // Its section waits for a number below it: so does this item, run by another
+                // thread.
+                let done = wait ? Completion() : nil
+                state.numbered[section, default: []].append(Item(work: work, done: done))
+                return (false, done)
             }
-            return state.claim()
+            let done = wait && state.draining ? Completion() : nil
+            state.ready.append(Item(work: work, done: done))
+            return (state.claim(), done)
         }
         finish(drains: drains, done: done)
     }

@@ -7,7 +7,8 @@ import Synchronization
 /// wins), the endings (`finished`, `failed`) each batch announces for the first time, and the
 /// ``EndingGate`` that holds events until the store has those endings.
 ///
-/// Not thread-safe: keep it under the lock that also orders the store writes.
+/// Not thread-safe: use it from one thread at a time, in the order the store is written (the
+/// queue's ``OrderedDrain``).
 package struct RecordSequencer: Sendable {
     private var sequences: [String: UInt64] = [:]
     private var states: [String: DownloadState] = [:]
@@ -78,22 +79,23 @@ package struct RecordSequencer: Sendable {
 
 /// Records store changes for a batch of engine changes, and tells when what waits on them may go.
 package enum DurableWrite {
-    /// What the caller does next, under its lock and after it.
+    /// What the caller does next, now and afterwards.
     package struct Outcome {
         /// The endings count as recorded now (nothing was written, or the store synced on this
-        /// thread): call ``RecordSequencer/recorded(_:)`` with them under the lock.
+        /// thread): call ``RecordSequencer/recorded(_:)`` with them now.
         package var endingsRecordedNow = false
-        /// The store synced on this thread: run the engine's `whenDurable` after the lock.
+        /// The store synced on this thread: run the engine's `whenDurable` afterwards, once the
+        /// drain is done.
         package var engineWaitsAfterLock = false
     }
 
-    /// Records `changes` in `store`, under the caller's lock (so that the store gets them in
-    /// sequence order). With no endings and nobody waiting, it returns at once. Otherwise it
+    /// Records `changes` in `store`, from the queue's ``OrderedDrain`` (so that the store gets
+    /// them in sequence order). With no endings and nobody waiting, it returns at once. Otherwise it
     /// asks the store to call back once they are synced; then `engineWaits` runs (the engine
     /// removes placed files' temporary names: before the endings are announced, so a program
     /// that exits on them leaves no hidden file; a failed sync leaves the names, and a restart
     /// adopts their files), and `recorded` gets the endings. A store that calls back before
-    /// `record` returns — on this thread, under the caller's lock — gets the outcome instead.
+    /// `record` returns — on this thread, inside the drain — gets the outcome instead.
     package static func write(
         _ changes: [StoreChange], to store: any TaskStore, endings: [String: Int],
         engineWaits: (@Sendable () -> Void)?, killPoint: StaticString,

@@ -288,9 +288,9 @@ extension DownloadQueue {
         _ insert: (inout DownloadList, [ListItem]) throws(DownloadListError) -> ListChange
     ) -> [ListIndexPath] {
         guard !urls.isEmpty else { return [] }
-        // The queue reported each new task's latest record (``ManagerState/unlisted``); the
-        // engine is asked before the state lock is taken (the engine's lock comes first) only
-        // when it did not yet.
+        // The queue reported each new task's latest record (``ManagerState/unlisted``) before
+        // the engine's call returned; the engine is asked, outside the state lock, only when it
+        // did not yet.
         let missing = core.state.withLock { state in urls.filter { state.unlisted[$0] == nil } }
         var fromEngine: [String: DownloadTaskRecord] = [:]
         for url in missing { fromEngine[url] = engine.task(url)?.record }

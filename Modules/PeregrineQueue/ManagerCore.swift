@@ -58,14 +58,17 @@ struct ManagerState {
     func isTask(_ url: String) -> Bool { unlisted[url] != nil || listKey(of: url) != nil }
 }
 
-/// The manager's lock-protected state, the store and the event broadcaster; the
-/// ``PersistentQueue`` under the manager calls it back (as its `QueueRecordingDelegate`) with
-/// the engine's record changes, in sequence order, and the engine's events.
+/// The queue's lock-protected state, the store and the event broadcaster; the
+/// ``PersistentQueue`` under the queue calls it back (as its `QueueRecordingDelegate`) from its
+/// ``OrderedDrain`` with the engine's record changes, in sequence order, and the engine's events.
 ///
-/// Lock order: the operation ``gate``, the engine's lock, the queue's recorder, then ``state``'s.
-/// The manager never calls the engine while holding ``state``'s lock, so the callbacks, which
-/// take it, can never deadlock; callbacks never enter the gate; and the application's closures
-/// (task handles, handlers) never run under any of them.
+/// Locks: no component is called while another's lock is held. The engine hands its changes
+/// over after releasing its lock; the drain calls the core with no lock held; the core takes
+/// ``state``'s lock inside and never calls the engine, the queue or the store under it — its
+/// own store writes go through the drain too (``record(_:)``), made when their turn comes. The
+/// operation ``gate`` is taken first, by public operations only (never by a callback), and held
+/// while the operation calls the engine. The application's closures (task handles, handlers)
+/// never run under any lock.
 package final class ManagerCore: QueueRecordingDelegate {
     let identifier: String
     /// Serialises the manager's public operations (see ``OperationGate`` for the lock order).
@@ -199,7 +202,9 @@ package final class ManagerCore: QueueRecordingDelegate {
     func recordLists(_ keys: [DownloadListKey], configuration: Bool = false) {
         record { [self] in
             state.withLock { state in
-                var changes = keys.compactMap { key in state.lists[key].map { StoreChange.putList(storedList(key, $0, state)) } }
+                var changes = keys.compactMap { key in
+                    state.lists[key].map { StoreChange.putList(storedList(key, $0, state)) }
+                }
                 if configuration { changes.append(.setConfiguration(storedConfiguration(state))) }
                 return changes
             }

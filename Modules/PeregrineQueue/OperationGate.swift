@@ -12,11 +12,12 @@ import Synchronization
 /// the engine (a check of the list and the engine call it decides stay together), and runs the
 /// application's closures that an operation caused only after it ended, outside every lock.
 ///
-/// Lock order, everywhere: the gate, then the engine's lock, then the manager's state lock.
-/// Only public operations enter the gate, never a callback from the engine or the store, and
-/// nothing that holds the engine's or the state lock enters it. An operation may call another
-/// on the same thread (the gate is re-entrant), which is also what an application closure does
-/// when it calls the manager.
+/// The gate is taken first and by public operations only: never by a callback from the engine,
+/// the queue's drain or the store, and never by a thread that holds the engine's or the state
+/// lock (neither is held while another component is called). While it is held, the operation
+/// calls the engine and takes the state lock, one after the other. An operation may call
+/// another on the same thread (the gate is re-entrant), which is also what an application
+/// closure does when it calls the manager.
 ///
 /// A `pthread_mutex_t` rather than `Mutex`: the gate is held across calls, and ThreadSanitizer
 /// sees its hand-offs.
