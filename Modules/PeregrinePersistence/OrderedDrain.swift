@@ -46,6 +46,8 @@ package final class OrderedDrain: Sendable {
         /// simply ready.
         var releasedSection: UInt64 = 0
         var draining = false
+        /// What items handed over from inside the drain returned: it runs with the drain's own.
+        var deferred: [@Sendable () -> Void] = []
 
         mutating func pop() -> Item? {
             guard head < ready.count else {
@@ -148,40 +150,35 @@ package final class OrderedDrain: Sendable {
         }
     }
 
-    /// Work handed over by an item itself: the drain is this thread's, so it runs now.
+    /// Work handed over by an item itself: the drain is this thread's, so it runs now; what it
+    /// returns waits for the end of the drain, like the item's own.
     private func runInline(_ work: Work) {
-        if let afterwards = work() { afterwards() }
+        guard let afterwards = work() else { return }
+        state.withLock { $0.deferred.append(afterwards) }
     }
 
-    /// Runs ready items until there are none, then what they returned.
+    /// Runs ready items until there are none, then what they returned. It never stops while
+    /// items are ready: a thread waiting for its item may hold what one of those closures needs
+    /// (an application's closure calling an operation needs the operation gate), so the closures
+    /// run only once every waiting item has run.
     private func drain() {
         drainer.store(Self.currentThread, ordering: .releasing)
         var afterwards: [@Sendable () -> Void] = []
         while true {
             let item = state.withLock { state -> Item? in
                 if let item = state.pop() { return item }
+                // Cleared with the drain given up, so never after another thread took it.
+                drainer.store(0, ordering: .releasing)
                 state.draining = false
+                afterwards += state.deferred
+                state.deferred = []
                 return nil
             }
             guard let item else { break }
             if let after = item.work() { afterwards.append(after) }
             item.done?.signal()
-            if item.done == nil, afterwards.count >= 64 {
-                // Hand the drain on rather than hold the closures back indefinitely: the next
-                // item's thread, or this one again, picks it up.
-                break
-            }
         }
-        let stillDraining = state.withLock { state -> Bool in
-            guard state.draining else { return false }
-            // Stopped early with work left: give the drain up; the next submitter or this
-            // thread (below) takes it.
-            state.draining = false
-            return true
-        }
-        drainer.store(0, ordering: .releasing)
         for after in afterwards { after() }
-        if stillDraining, state.withLock({ $0.claim() }) { drain() }
     }
 
     private static var currentThread: UInt {
