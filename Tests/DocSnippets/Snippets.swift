@@ -157,8 +157,8 @@ func snippetGettingstartedLine237() async throws {
     _ = (stateDirectory, downloadDirectory, store, queue)
 }
 
-// Docs/GettingStarted.md:257
-func snippetGettingstartedLine257() async throws {
+// Docs/GettingStarted.md:264
+func snippetGettingstartedLine264() async throws {
     let transport = CurlTransport()                 // one thread, shared by every transfer
     let request = try TransferRequest(url: "https://example.org/a.iso")
     let sink = try FileSink(path: "/srv/downloads/.a.iso.part")
@@ -177,8 +177,8 @@ func snippetGettingstartedLine257() async throws {
     _ = (transport, request, sink)
 }
 
-// Docs/GettingStarted.md:282
-func snippetGettingstartedLine282() async throws {
+// Docs/GettingStarted.md:289
+func snippetGettingstartedLine289() async throws {
     let transport = CurlTransport()
     let request = try TransferRequest(url: "https://example.org/a.iso")
     let sink = MemorySink()
@@ -194,8 +194,8 @@ func snippetGettingstartedLine282() async throws {
     _ = (transport, request, sink, id, events)
 }
 
-// Docs/GettingStarted.md:300
-func snippetGettingstartedLine300() async throws {
+// Docs/GettingStarted.md:307
+func snippetGettingstartedLine307() async throws {
     var request = try TransferRequest(url: "https://example.org/a.iso")
     request.trust = .customCA(path: "/etc/my-ca.pem")                       // instead of the system CAs
     request.trust = .pinnedPublicKeys(["base64-sha256-of-spki="])          // plus pinning
@@ -207,8 +207,8 @@ func snippetGettingstartedLine300() async throws {
     _ = request
 }
 
-// Docs/GettingStarted.md:318
-func snippetGettingstartedLine318() async throws {
+// Docs/GettingStarted.md:325
+func snippetGettingstartedLine325() async throws {
     let server = MockServer()
     server.setRoute(.file(.generated(seed: 42, count: 5_000_000), entityTag: .fixed("\"v1\"")), for: "/f.bin")
     server.setRoute(.redirect(302, to: "/f.bin"), for: "/latest")
