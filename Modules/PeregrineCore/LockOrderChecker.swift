@@ -64,14 +64,6 @@ package enum LockOrderChecker {
         "AnnotateIgnoreWritesEnd", "AnnotateIgnoreReadsEnd", "AnnotateIgnoreSyncEnd",
     ])
 
-    private static var currentThread: UInt {
-        #if canImport(Darwin)
-            UInt(bitPattern: pthread_self())
-        #else
-            UInt(pthread_self())
-        #endif
-    }
-
     private static func withGraph<Result>(_ body: (inout Graph) -> Result) -> Result {
         for begin in ignoreBegin { begin(nil, 0) }
         pthread_mutex_lock(mutex)
@@ -100,7 +92,7 @@ package enum LockOrderChecker {
     /// Called before the calling thread waits for `lock`: records an edge from every lock it
     /// holds, and reports the inversion if one closes a cycle.
     package static func willLock(_ lock: LockID) {
-        let thread = currentThread
+        let thread = ThreadIdentity.current
         let inversion: String? = withGraph { graph in
             for holding in graph.held[thread] ?? [] where holding != lock {
                 guard graph.edges[holding]?[lock] == nil else { continue }
@@ -129,13 +121,13 @@ package enum LockOrderChecker {
 
     /// Called once the calling thread holds `lock`.
     package static func didLock(_ lock: LockID) {
-        let thread = currentThread
+        let thread = ThreadIdentity.current
         withGraph { graph in graph.held[thread, default: []].append(lock) }
     }
 
     /// Called just before the calling thread releases `lock`.
     package static func willUnlock(_ lock: LockID) {
-        let thread = currentThread
+        let thread = ThreadIdentity.current
         withGraph { graph in
             guard var locks = graph.held[thread], let index = locks.lastIndex(of: lock) else { return }
             locks.remove(at: index)
@@ -171,7 +163,7 @@ package enum LockOrderChecker {
         taking lock: LockID, holding: LockID, stack: [String], path: [LockID], edges: [LockID: [LockID: Edge]]
     ) -> String {
         var text = "==================\n"
-        text += "SanitizerMutex: lock-order-inversion (potential deadlock): thread \(currentThread) takes"
+        text += "SanitizerMutex: lock-order-inversion (potential deadlock): thread \(ThreadIdentity.current) takes"
         text += " lock #\(lock) while holding lock #\(holding), but lock #\(holding) was taken while"
         text += " lock #\(lock) was held"
         text += path.count > 1 ? " (through \(path.dropLast().map { "#\($0)" }.joined(separator: ", ")))\n" : "\n"

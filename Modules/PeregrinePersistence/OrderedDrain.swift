@@ -88,7 +88,7 @@ package final class OrderedDrain: Sendable {
     /// Hands `work` over: it runs after everything handed over before it. With `wait`, returns
     /// once it ran.
     package func submit(wait: Bool, _ work: @escaping Work) {
-        if drainer.load(ordering: .acquiring) == Self.currentThread {
+        if drainer.load(ordering: .acquiring) == ThreadIdentity.current {
             runInline(work)
             return
         }
@@ -123,7 +123,7 @@ package final class OrderedDrain: Sendable {
     /// this thread): right after it when its turn has not come yet, else — or when no item has
     /// that number — after everything handed over before. With `wait`, returns once it ran.
     package func submit(after section: UInt64, wait: Bool, _ work: @escaping Work) {
-        if drainer.load(ordering: .acquiring) == Self.currentThread {
+        if drainer.load(ordering: .acquiring) == ThreadIdentity.current {
             runInline(work)
             return
         }
@@ -162,7 +162,7 @@ package final class OrderedDrain: Sendable {
     /// (an application's closure calling an operation needs the operation gate), so the closures
     /// run only once every waiting item has run.
     private func drain() {
-        drainer.store(Self.currentThread, ordering: .releasing)
+        drainer.store(ThreadIdentity.current, ordering: .releasing)
         var afterwards: [@Sendable () -> Void] = []
         while true {
             let item = state.withLock { state -> Item? in
@@ -179,14 +179,6 @@ package final class OrderedDrain: Sendable {
             item.done?.signal()
         }
         for after in afterwards { after() }
-    }
-
-    private static var currentThread: UInt {
-        #if canImport(Darwin)
-            UInt(bitPattern: pthread_self())
-        #else
-            UInt(pthread_self())
-        #endif
     }
 }
 

@@ -42,21 +42,13 @@ package final class OperationGate: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    private static var currentThread: UInt {
-        #if canImport(Darwin)
-            UInt(bitPattern: pthread_self())
-        #else
-            UInt(pthread_self())
-        #endif
-    }
-
     /// Whether the calling thread is inside an operation.
-    var isInside: Bool { owner.load(ordering: .relaxed) == Self.currentThread }
+    var isInside: Bool { owner.load(ordering: .relaxed) == ThreadIdentity.current }
 
     /// Enters an operation: waits for the one running on another thread to end. Pair with
     /// ``leave()`` (`gate.enter(); defer { gate.leave() }`).
     package func enter() {
-        let me = Self.currentThread
+        let me = ThreadIdentity.current
         if owner.load(ordering: .relaxed) == me {
             depth += 1
             return
