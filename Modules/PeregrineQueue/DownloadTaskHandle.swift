@@ -17,10 +17,12 @@ import Synchronization
 ///
 /// Or await it: `let file = try await manager.download(url).value`.
 ///
-/// Closures run on the thread that delivers the task's events — a transfer's, or the caller's
-/// right after the manager call that caused the event returns — never under a lock of the
-/// manager, in the order the events happened for this task; the `AsyncStream` of
-/// ``DownloadQueue/events()`` is another consumer, with no ordering between the two. A
+/// Closures run outside every lock, on the thread that handed the task's events over or the
+/// one at the queue's drain then — a transfer's, or an operation's caller right after its call.
+/// One thread delivers events in the order they happened; two threads delivering events of the
+/// same task at once (a progress report and the pause that stops it) may call the closures in
+/// either order. The `AsyncStream` of ``DownloadQueue/events()`` is another consumer, in order,
+/// with no ordering between the two. A
 /// `success` or `failure` closure added after the task ended is called at once with the last
 /// outcome. The handle stays attached until the task is deleted; a task downloaded again
 /// (restart, resume after a failure) calls the closures again.
