@@ -79,6 +79,18 @@ struct DaemonCommand: AsyncParsableCommand {
         help: "Tasks this service claims at once (default: --max-concurrent-downloads, else 5).")
     var fleetSlots: Int?
 
+    @Option(
+        name: .customLong("fleet-max-downloads"),
+        help:
+            "Downloads of one list at once across the whole fleet, kept in the database for every service (0: no limit)."
+    )
+    var fleetMaxDownloads: Int?
+
+    @Option(
+        name: .customLong("fleet-max-connections-per-origin"),
+        help: "Connections to one origin at once across the whole fleet, kept in the database (0: no limit).")
+    var fleetMaxConnectionsPerOrigin: Int?
+
     @Flag(help: "Log at debug level.")
     var verbose = false
 
@@ -91,6 +103,14 @@ struct DaemonCommand: AsyncParsableCommand {
             throw ValidationError("--max-concurrent-downloads must be at least 1")
         }
         if let fleetSlots, fleetSlots < 1 { throw ValidationError("--fleet-slots must be at least 1") }
+        for (name, value) in [
+            ("--fleet-max-downloads", fleetMaxDownloads),
+            ("--fleet-max-connections-per-origin", fleetMaxConnectionsPerOrigin),
+        ] {
+            if let value, value < 0 || value > Int(Int32.max) {
+                throw ValidationError("\(name) takes 0 (no limit) to \(Int32.max), not \(value)")
+            }
+        }
         guard leaseSeconds >= 0.1, leaseSeconds <= 86400 else {
             throw ValidationError("--lease takes 0.1 to 86400 seconds")
         }
@@ -173,7 +193,9 @@ extension DaemonCommand {
             queueLogger.logLevel = verbose ? .debug : .warning
             queue = try PostgresClaimingQueue(
                 queue: queueName, connectionString: connectionString,
-                leaseDuration: .milliseconds(Int64((leaseSeconds * 1000).rounded())), logger: queueLogger)
+                leaseDuration: .milliseconds(Int64((leaseSeconds * 1000).rounded())), connectionsPerTask: split,
+                logger: queueLogger)
+            try applyFleetLimits(to: queue, logger: logger)
         } catch {
             // StoreError's text names the location with its password redacted.
             let line = "cannot open the fleet's queue \(queueName): \(error)"
@@ -185,6 +207,24 @@ extension DaemonCommand {
             "one service of a fleet",
             metadata: ["queue": "\(queueName)", "owner": "\(queue.owner)", "store": "\(queue.location)"])
         return FleetWorker(manager: manager, queue: queue, configuration: configuration, logger: logger)
+    }
+
+    /// Writes the limits given on the command line into the queue (the others stay as the
+    /// fleet has them) and logs the fleet's limits.
+    private func applyFleetLimits(to queue: PostgresClaimingQueue, logger: Logger) throws(StoreError) {
+        var limits = try queue.limits()
+        if fleetMaxDownloads != nil || fleetMaxConnectionsPerOrigin != nil {
+            if let fleetMaxDownloads { limits.maxDownloads = fleetMaxDownloads == 0 ? nil : fleetMaxDownloads }
+            if let fleetMaxConnectionsPerOrigin {
+                limits.maxConnectionsPerOrigin = fleetMaxConnectionsPerOrigin == 0 ? nil : fleetMaxConnectionsPerOrigin
+            }
+            try queue.setLimits(limits)
+        }
+        logger.info("the fleet's limits: \(limits)")
+        if let perOrigin = limits.maxConnectionsPerOrigin, split > perOrigin {
+            logger.warning(
+                "--split \(split) exceeds the fleet's \(perOrigin) connections per origin: this service claims no task")
+        }
     }
 }
 

@@ -11,14 +11,14 @@ import Synchronization
 /// tasks, each claiming batches under leases it renews (issue 20).
 ///
 /// The tasks are rows of `peregrine_tasks` whose `store` is the queue's name, with the lease in
-/// three columns (schema version 2): `lease_owner`, `lease_expires` and `claims`. Leases are
-/// timed by the database server's clock (`now()`), so hosts with skewed clocks agree on when a
-/// lease expired. Do not open a ``PostgresTaskStore`` with the queue's name as its identifier
-/// for writing: the queue's rows are the queue's.
+/// columns (schema version 3): `lease_owner`, `lease_expires`, `claims` and
+/// `lease_connections`. Leases are timed by the database server's clock (`now()`), so hosts with
+/// skewed clocks agree on when a lease expired. Do not open a ``PostgresTaskStore`` with the
+/// queue's name as its identifier for writing: the queue's rows are the queue's.
 ///
 /// - A claim is one statement: `SELECT … ORDER BY added_order LIMIT n FOR UPDATE SKIP LOCKED`
 ///   over the waiting and expired tasks, updated to this owner in the same statement. Claimers
-///   never wait for each other.
+///   never wait for each other, unless the queue has ``Limits``: then claims take turns.
 /// - Renewal, finishing and release are one statement each for a whole batch, and each only
 ///   touches rows whose `lease_owner` is this owner: a task another owner took over is never
 ///   finished here, whatever this owner believes.
@@ -42,11 +42,20 @@ public final class PostgresClaimingQueue: ClaimingTaskQueue {
     public let leaseDuration: Duration
     /// Where the queue lives (its description redacts the password).
     public let location: PostgresStoreLocation
+    /// The connections this service may open for one task it claims: what a claim counts
+    /// against the fleet's ``Limits/maxConnectionsPerOrigin``.
+    public let connectionsPerTask: Int
 
     /// The channel of `NOTIFY`, whose payload is a queue's name.
     static let channel = "peregrine_queue"
     /// Additions of at least this many tasks refresh the table's planner statistics.
     static let bulkAddition = 1000
+    /// The first key of the transaction lock that limited claims of one queue take in turn
+    /// (`pg_advisory_xact_lock(int, int)`, the second key `hashtext(queue)`); "PGCL" in ASCII.
+    static let claimLockClass: Int32 = 0x5047_434C
+    /// How many waiting tasks a limited claim looks at, at least: enough to pass over a run of
+    /// tasks of a list or origin at its limit.
+    static let limitedScan = 500
 
     private let group: MultiThreadedEventLoopGroup
     private let logger: Logger
@@ -79,13 +88,15 @@ public final class PostgresClaimingQueue: ClaimingTaskQueue {
     ///     random number, so a restarted service never mistakes its old leases for its own.
     ///   - leaseDuration: how long a claim holds a task without renewal (at least 1 ms). Renew
     ///     well within it (a third of it is a good period).
+    ///   - connectionsPerTask: the most connections this service opens for one task (its
+    ///     transfers' split); a claim counts them against the per-origin limit (at least 1).
     ///   - logger: where connection losses and reconnections are logged.
     /// - Throws: `StoreError`: `.invalidIdentifier` for an empty queue or owner name;
     ///   `.unavailable` (the connection string redacted) when the server cannot be reached;
     ///   `.unsupportedVersion` when the schema is newer than this code.
     public init(
         queue: String, location: PostgresStoreLocation, owner: String? = nil, leaseDuration: Duration = .seconds(30),
-        logger: Logger? = nil
+        connectionsPerTask: Int = 1, logger: Logger? = nil
     ) throws(StoreError) {
         let owner = owner ?? Self.defaultOwner()
         guard !queue.isEmpty, !owner.isEmpty else {
@@ -94,6 +105,10 @@ public final class PostgresClaimingQueue: ClaimingTaskQueue {
         guard leaseDuration >= .milliseconds(1) else {
             throw StoreError(.invalidConfiguration, path: location.description, "a lease lasts at least 1 ms")
         }
+        guard connectionsPerTask >= 1 else {
+            throw StoreError(.invalidConfiguration, path: location.description, "a task takes at least 1 connection")
+        }
+        self.connectionsPerTask = connectionsPerTask
         self.queue = queue
         self.owner = owner
         self.leaseDuration = leaseDuration
@@ -124,11 +139,11 @@ public final class PostgresClaimingQueue: ClaimingTaskQueue {
     /// Opens the queue at a connection string (see ``PostgresStoreLocation``).
     public convenience init(
         queue: String, connectionString: String, owner: String? = nil, leaseDuration: Duration = .seconds(30),
-        logger: Logger? = nil
+        connectionsPerTask: Int = 1, logger: Logger? = nil
     ) throws(StoreError) {
         try self.init(
             queue: queue, location: PostgresStoreLocation(parsing: connectionString), owner: owner,
-            leaseDuration: leaseDuration, logger: logger)
+            leaseDuration: leaseDuration, connectionsPerTask: connectionsPerTask, logger: logger)
     }
 
     deinit {
@@ -169,6 +184,7 @@ public final class PostgresClaimingQueue: ClaimingTaskQueue {
         let urls = unique.map(\.urlString)
         let lists = unique.map(\.list)
         let received = unique.map(\.receivedLength)
+        let hashes = unique.map { Int64(bitPattern: QueueKeyHash.of($0.urlString)) }
         let records = unique.map { task -> String in
             var task = task
             task.state = .pending
@@ -180,10 +196,13 @@ public final class PostgresClaimingQueue: ClaimingTaskQueue {
                 [
                     "SET LOCAL synchronous_commit = on",
                     """
-                    INSERT INTO peregrine_tasks (store, url, added_order, list, state, received_length, record)
-                    SELECT \(queue), u.url, nextval('peregrine_task_order'), u.list, 'pending', u.received, u.record
-                    FROM unnest(\(urls)::text[], \(lists)::text[], \(received)::int8[], \(records)::text[])
-                        WITH ORDINALITY AS u(url, list, received, record, n)
+                    INSERT INTO peregrine_tasks
+                        (store, url, added_order, list, state, received_length, record, url_hash)
+                    SELECT \(queue), u.url, nextval('peregrine_task_order'), u.list, 'pending', u.received, u.record,
+                        u.hash
+                    FROM unnest(
+                        \(urls)::text[], \(lists)::text[], \(received)::int8[], \(records)::text[], \(hashes)::int8[]
+                    ) WITH ORDINALITY AS u(url, list, received, record, hash, n)
                     ORDER BY u.n
                     ON CONFLICT (store, url) DO NOTHING
                     RETURNING url
@@ -204,34 +223,81 @@ public final class PostgresClaimingQueue: ClaimingTaskQueue {
     public func claim(limit: Int) throws(StoreError) -> [TaskLease] {
         guard limit > 0 else { return [] }
         let what = "cannot claim tasks of the queue \(queue) in"
+        let weight = connectionsPerTask
+        // With limits, the claim looks past tasks it may not take (their list or origin is at
+        // its limit) for ones it may: up to `scan` waiting tasks are locked for the statement.
+        let scan = max(limit, Self.limitedScan)
         return try withSession(doing: what) { session throws(StoreError) in
-            let result = try session.query(
-                """
-                WITH claimable AS (
-                    SELECT url, lease_owner FROM peregrine_tasks
-                    WHERE store = \(queue) AND state IN ('pending', 'downloading')
-                        AND (lease_expires IS NULL OR lease_expires < now())
-                    ORDER BY added_order
-                    LIMIT \(limit)
-                    FOR UPDATE SKIP LOCKED
-                )
-                UPDATE peregrine_tasks t
-                SET lease_owner = \(owner), lease_expires = now() + make_interval(secs => \(leaseSeconds)),
-                    state = 'downloading', claims = t.claims + 1
-                FROM claimable c
-                WHERE t.store = \(queue) AND t.url = c.url
-                RETURNING t.record, t.received_length, t.claims, c.lease_owner
-                """, doing: what)
-            var leases: [TaskLease] = []
+            let results = try session.transaction(
+                [
+                    // Limited claims of one queue take turns, so that two services never both
+                    // count the same free place; a queue without limits takes no lock.
+                    """
+                    SELECT pg_advisory_xact_lock(\(Self.claimLockClass), hashtext(store)) FROM peregrine_queues
+                    WHERE store = \(queue) AND (max_downloads IS NOT NULL OR max_connections_per_origin IS NOT NULL)
+                    """,
+                    """
+                    WITH limits AS (
+                        SELECT (SELECT max_downloads FROM peregrine_queues WHERE store = \(queue)) AS downloads,
+                            (SELECT max_connections_per_origin FROM peregrine_queues WHERE store = \(queue))
+                                AS per_origin
+                    ),
+                    held AS (
+                        SELECT list, origin, lease_connections FROM peregrine_tasks
+                        WHERE store = \(queue) AND state = 'downloading' AND lease_expires >= now()
+                    ),
+                    held_by_list AS (SELECT list, count(*) AS n FROM held GROUP BY list),
+                    held_by_origin AS (SELECT origin, sum(lease_connections) AS n FROM held GROUP BY origin),
+                    claimable AS (
+                        SELECT t.url, t.lease_owner, t.list, t.origin, t.added_order FROM peregrine_tasks t
+                        WHERE t.store = \(queue) AND t.state IN ('pending', 'downloading')
+                            AND (t.lease_expires IS NULL OR t.lease_expires < now())
+                            AND t.list NOT IN (
+                                SELECT h.list FROM held_by_list h, limits l WHERE h.n >= l.downloads)
+                            AND t.origin NOT IN (
+                                SELECT h.origin FROM held_by_origin h, limits l
+                                WHERE h.n + \(weight) > l.per_origin)
+                        ORDER BY t.added_order
+                        LIMIT (
+                            SELECT CASE WHEN downloads IS NULL AND per_origin IS NULL THEN \(limit) ELSE \(scan) END
+                            FROM limits)
+                        FOR UPDATE OF t SKIP LOCKED
+                    ),
+                    ranked AS (
+                        SELECT c.url, c.lease_owner, c.list, c.origin, c.added_order,
+                            row_number() OVER (PARTITION BY c.list ORDER BY c.added_order) AS in_list,
+                            row_number() OVER (PARTITION BY c.origin ORDER BY c.added_order) AS in_origin
+                        FROM claimable c
+                    ),
+                    chosen AS (
+                        SELECT r.url, r.lease_owner FROM ranked r
+                        CROSS JOIN limits l
+                        LEFT JOIN held_by_list hl ON hl.list = r.list
+                        LEFT JOIN held_by_origin ho ON ho.origin = r.origin
+                        WHERE (l.downloads IS NULL OR coalesce(hl.n, 0) + r.in_list <= l.downloads)
+                            AND (l.per_origin IS NULL OR coalesce(ho.n, 0) + r.in_origin * \(weight) <= l.per_origin)
+                        ORDER BY r.added_order
+                        LIMIT \(limit)
+                    )
+                    UPDATE peregrine_tasks t
+                    SET lease_owner = \(owner), lease_expires = now() + make_interval(secs => \(leaseSeconds)),
+                        state = 'downloading', claims = t.claims + 1, lease_connections = \(weight)
+                    FROM chosen c
+                    WHERE t.store = \(queue) AND t.url = c.url
+                    RETURNING t.record, t.received_length, t.claims, c.lease_owner, t.added_order
+                    """,
+                ], doing: what)
+            var leases: [(order: Int64, lease: TaskLease)] = []
             do {
-                for row in result.rows {
-                    let (text, received, claims, previous) = try row.decode((String, Int64, Int32, String?).self)
+                for row in results[1].rows {
+                    let (text, received, claims, previous, order) = try row.decode(
+                        (String, Int64, Int32, String?, Int64).self)
                     guard case .putTask(var task) = try decodeRecord(text) else {
                         throw corrupt("a task row holds another record")
                     }
                     task.state = .downloading
                     task.receivedLength = received
-                    leases.append(TaskLease(task: task, attempt: Int(claims), previousOwner: previous))
+                    leases.append((order, TaskLease(task: task, attempt: Int(claims), previousOwner: previous)))
                 }
             } catch let error as StoreError {
                 throw error
@@ -239,7 +305,7 @@ public final class PostgresClaimingQueue: ClaimingTaskQueue {
                 throw corrupt("a claimed row cannot be read: \(error)")
             }
             // The statement returns rows in no set order; hand them out oldest first.
-            return leases
+            return leases.sorted { $0.order < $1.order }.map(\.lease)
         }
     }
 
@@ -279,6 +345,11 @@ public final class PostgresClaimingQueue: ClaimingTaskQueue {
                     RETURNING t.url
                     """,
                     "SELECT pg_notify(\(Self.channel + "_changes"), \(queue))",
+                    // Under limits, an ended task frees a place that an idle service may take.
+                    """
+                    SELECT pg_notify(\(Self.channel), store) FROM peregrine_queues
+                    WHERE store = \(queue) AND (max_downloads IS NOT NULL OR max_connections_per_origin IS NOT NULL)
+                    """,
                 ], doing: what)
             return Set(try decodeURLs(results[1]))
         }
@@ -308,14 +379,30 @@ public final class PostgresClaimingQueue: ClaimingTaskQueue {
     public func entries(_ urls: [String]) throws(StoreError) -> [String: QueuedTask] {
         guard !urls.isEmpty else { return [:] }
         let what = "cannot read \(urls.count) tasks of the queue \(queue) in"
-        return try withSession(doing: what) { session throws(StoreError) in
-            let result = try session.query(
-                """
-                SELECT record, received_length, claims, state,
-                    CASE WHEN lease_expires >= now() THEN lease_owner END
-                FROM peregrine_tasks
-                WHERE store = \(queue) AND url = ANY(\(urls)::text[])
-                """, doing: what)
+        return try readEntries(
+            """
+            SELECT record, received_length, claims, state, CASE WHEN lease_expires >= now() THEN lease_owner END
+            FROM peregrine_tasks
+            WHERE store = \(queue) AND url = ANY(\(urls)::text[])
+            """, doing: what)
+    }
+
+    public func entries(keyHashes: [UInt64]) throws(StoreError) -> [String: QueuedTask] {
+        guard !keyHashes.isEmpty else { return [:] }
+        let what = "cannot look up \(keyHashes.count) tasks of the queue \(queue) in"
+        let hashes = keyHashes.map { Int64(bitPattern: $0) }
+        return try readEntries(
+            """
+            SELECT record, received_length, claims, state, CASE WHEN lease_expires >= now() THEN lease_owner END
+            FROM peregrine_tasks
+            WHERE store = \(queue) AND url_hash = ANY(\(hashes)::int8[])
+            """, doing: what)
+    }
+
+    /// Rows of `record, received_length, claims, state, holder` as entries by URL.
+    private func readEntries(_ query: PostgresQuery, doing what: String) throws(StoreError) -> [String: QueuedTask] {
+        try withSession(doing: what) { session throws(StoreError) in
+            let result = try session.query(query, doing: what)
             var entries: [String: QueuedTask] = [:]
             do {
                 for row in result.rows {
@@ -336,6 +423,88 @@ public final class PostgresClaimingQueue: ClaimingTaskQueue {
                 throw corrupt("a row cannot be read: \(error)")
             }
             return entries
+        }
+    }
+
+    // MARK: Limits
+
+    /// Limits that hold across every service of a queue: kept in the database
+    /// (`peregrine_queues`), so each service's claims count what all of them hold.
+    ///
+    /// A claim takes a task only when, counting the tasks whose leases are running, its list
+    /// stays within ``maxDownloads`` and its origin (scheme, host and port) within
+    /// ``maxConnectionsPerOrigin``, where each held task counts the ``connectionsPerTask`` of
+    /// the service that claimed it. Limited claims of one queue take turns (a transaction lock),
+    /// so two services never both take the last free place. A service cut off from the database
+    /// may go on downloading until its lease runs out while its tasks are counted free again
+    /// (see the fleet guide); a task whose service's `connectionsPerTask` exceeds the per-origin
+    /// limit is never claimed by that service.
+    public struct Limits: Sendable, Hashable, CustomStringConvertible {
+        /// Tasks of one list held at once across the fleet; nil: no limit.
+        public var maxDownloads: Int?
+        /// Connections to one origin at once across the fleet; nil: no limit.
+        public var maxConnectionsPerOrigin: Int?
+
+        /// Limits; nil means none.
+        public init(maxDownloads: Int? = nil, maxConnectionsPerOrigin: Int? = nil) {
+            self.maxDownloads = maxDownloads
+            self.maxConnectionsPerOrigin = maxConnectionsPerOrigin
+        }
+
+        public var description: String {
+            let downloads = maxDownloads.map { "\($0) downloads per list" } ?? "no download limit"
+            let origins = maxConnectionsPerOrigin.map { "\($0) connections per origin" } ?? "no origin limit"
+            return "\(downloads), \(origins)"
+        }
+    }
+
+    /// The queue's limits as the database has them now.
+    public func limits() throws(StoreError) -> Limits {
+        let what = "cannot read the limits of the queue \(queue) in"
+        return try withSession(doing: what) { session throws(StoreError) in
+            let result = try session.query(
+                "SELECT max_downloads, max_connections_per_origin FROM peregrine_queues WHERE store = \(queue)",
+                doing: what)
+            var limits = Limits()
+            do {
+                for row in result.rows {
+                    let (downloads, perOrigin) = try row.decode((Int32?, Int32?).self)
+                    limits = Limits(
+                        maxDownloads: downloads.map(Int.init), maxConnectionsPerOrigin: perOrigin.map(Int.init))
+                }
+            } catch {
+                throw corrupt("the limits cannot be read: \(error)")
+            }
+            return limits
+        }
+    }
+
+    /// Sets the queue's limits for every service of the fleet; their next claims count them.
+    /// Tasks held beyond a lowered limit run on; no new one is claimed until the count is below it.
+    ///
+    /// - Throws: `StoreError.Code.invalidConfiguration` for a limit below 1 or above `Int32.max`.
+    public func setLimits(_ limits: Limits) throws(StoreError) {
+        for value in [limits.maxDownloads, limits.maxConnectionsPerOrigin].compactMap({ $0 })
+        where value < 1 || value > Int(Int32.max) {
+            throw StoreError(
+                .invalidConfiguration, path: location.description, "a limit is 1 to \(Int32.max), not \(value)")
+        }
+        let downloads = limits.maxDownloads.map { Int32($0) }
+        let perOrigin = limits.maxConnectionsPerOrigin.map { Int32($0) }
+        let what = "cannot set the limits of the queue \(queue) in"
+        try withSession(doing: what) { session throws(StoreError) in
+            _ = try session.transaction(
+                [
+                    "SET LOCAL synchronous_commit = on",
+                    """
+                    INSERT INTO peregrine_queues (store, max_downloads, max_connections_per_origin)
+                    VALUES (\(queue), \(downloads), \(perOrigin))
+                    ON CONFLICT (store) DO UPDATE SET max_downloads = excluded.max_downloads,
+                        max_connections_per_origin = excluded.max_connections_per_origin, changed_at = now()
+                    """,
+                    // Services idle for want of a free place claim again at once.
+                    "SELECT pg_notify(\(Self.channel), \(queue))",
+                ], doing: what)
         }
     }
 

@@ -105,6 +105,37 @@ enum PostgresSchema {
                 WHERE state IN ('pending', 'downloading')
                 """,
             ]),
+        Migration(
+            version: 3, summary: "limits across a fleet, tasks found by their fleet key",
+            statements: [
+                // `origin`: scheme and authority without user information, lowercased (the
+                // URLs are normalized: default ports are already gone), computed by the server
+                // for every row, old ones included. `lease_connections`: the connections the
+                // holder may open for the task. `url_hash`: the queue key's FNV-1a, set by
+                // `enqueue`, by which a service finds a task from its fleet-wide GID.
+                #"""
+                ALTER TABLE peregrine_tasks
+                    ADD COLUMN origin text GENERATED ALWAYS AS (lower(regexp_replace(
+                        url, '^([A-Za-z][A-Za-z0-9+.-]*://)([^/?#@]*@)?([^/?#]*).*$', '\1\3'))) STORED,
+                    ADD COLUMN lease_connections integer NOT NULL DEFAULT 1,
+                    ADD COLUMN url_hash bigint
+                """#,
+                // What a limited claim counts: the held tasks of a queue.
+                "CREATE INDEX peregrine_tasks_held ON peregrine_tasks (store) WHERE state = 'downloading'",
+                """
+                CREATE INDEX peregrine_tasks_by_hash ON peregrine_tasks (store, url_hash)
+                WHERE url_hash IS NOT NULL
+                """,
+                // A queue's limits, the same for every service of the fleet; no row, no limit.
+                """
+                CREATE TABLE peregrine_queues (
+                    store text PRIMARY KEY,
+                    max_downloads integer CHECK (max_downloads > 0),
+                    max_connections_per_origin integer CHECK (max_connections_per_origin > 0),
+                    changed_at timestamptz NOT NULL DEFAULT now()
+                )
+                """,
+            ]),
     ]
 
     /// The statement that makes the version table when the database has none.

@@ -1,3 +1,5 @@
+import Peregrine
+
 /// An aria2 GID: a download's 64-bit identifier, written as 16 lowercase hex digits.
 public struct GID: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// The identifier.
@@ -18,13 +20,15 @@ public struct GID: Sendable, Hashable, Comparable, CustomStringConvertible {
     }
 
     /// The GID every service of a fleet gives the task of `key` (the queue's key, a normalized
-    /// URL), so that a download has one GID on the service that added it and on the one that
-    /// downloads it: FNV-1a over its UTF-8 bytes, never 0; the same on every host.
+    /// URL), so that a download has one GID on every service: the queue's `QueueKeyHash` of the
+    /// key, never 0.
     static func fleet(_ key: String) -> GID {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in key.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        let hash = QueueKeyHash.of(key)
         return GID(hash == 0 ? 1 : hash)
     }
+
+    /// The queue key hashes whose fleet GID this is (``fleet(_:)`` makes 1 of 0 too).
+    var fleetKeyHashes: [UInt64] { rawValue == 1 ? [1, 0] : [rawValue] }
 
     /// 16 lowercase hex digits.
     public var description: String {

@@ -140,7 +140,7 @@ public final class RPCDispatcher: Sendable {
     func target(_ text: String) throws(RPCError) -> Target {
         guard GID.isHexPrefix(text) else { throw RPCError.invalidGID(text) }
         let prefix = text.lowercased()
-        if configuration.fleetQueue != nil, let exact = GID(hex: prefix) { adoptFleetGID(exact) }
+        if configuration.fleetQueue != nil, let exact = GID(hex: prefix) { try adoptFleetGID(exact) }
         return try state.withLock { (state) throws(RPCError) -> Target in
             let gid: GID
             if let exact = GID(hex: prefix) {
@@ -156,14 +156,26 @@ public final class RPCDispatcher: Sendable {
         }
     }
 
-    /// In a fleet, a GID another service handed out names a task this service holds before
-    /// this service ever showed it to a client: the task whose URL it is made from
-    /// (`GID.fleet`) takes it here. Only when the GID is unknown; the lock is not held while
-    /// the manager is asked.
-    private func adoptFleetGID(_ gid: GID) {
-        guard state.withLock({ $0.table.urlByGID[gid] == nil }) else { return }
-        guard let url = manager.engine.urlStrings().first(where: { GID.fleet($0) == gid }) else { return }
-        _ = self.gid(of: url)
+    /// In a fleet, a GID another service handed out names a task of the shared queue that this
+    /// service never showed a client: a task it holds (the one whose URL the GID is made from,
+    /// `GID.fleet`) takes the GID here; else the queue is asked for the task with that key
+    /// hash, and its URL takes the GID in memory, as for a task this service added. Only when
+    /// the GID is unknown; no lock is held while the manager or the queue is asked.
+    private func adoptFleetGID(_ gid: GID) throws(RPCError) {
+        guard let queue = configuration.fleetQueue, state.withLock({ $0.table.urlByGID[gid] == nil }) else { return }
+        if let url = manager.engine.urlStrings().first(where: { GID.fleet($0) == gid }) {
+            _ = self.gid(of: url)
+            return
+        }
+        let found: [String: QueuedTask]
+        do throws(StoreError) {
+            found = try queue.entries(keyHashes: gid.fleetKeyHashes)
+        } catch {
+            throw RPCError("The fleet's shared queue is unreachable: \(error.message)")
+        }
+        // Another URL may share the hash; it takes no GID that is not its own.
+        guard let url = found.keys.sorted().first(where: { GID.fleet($0) == gid }) else { return }
+        state.withLock { state in _ = state.table.gid(for: url, preferring: gid, using: &state.generator) }
     }
 
     /// A GID parameter that must name a task of the manager.

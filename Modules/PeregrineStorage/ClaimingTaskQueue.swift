@@ -20,7 +20,8 @@
 /// 6. A lost connection throws `StoreError.Code.unavailable`; nothing of the failed call was
 ///    written. The owner must then treat its leases as uncertain: renew before finishing.
 /// 7. ``entries(_:)`` reads tasks as every owner sees them, without claiming or locking: their
-///    last recorded state and progress, and the owner whose lease is still running.
+///    last recorded state and progress, and the owner whose lease is still running;
+///    ``entries(keyHashes:)`` the same, found by the ``QueueKeyHash`` of their URL.
 public protocol ClaimingTaskQueue: AnyObject, Sendable {
     /// The queue's name: every owner of one queue uses the same name.
     var queue: String { get }
@@ -46,6 +47,22 @@ public protocol ClaimingTaskQueue: AnyObject, Sendable {
     func waitForWork(timeout: Duration) async -> Bool
     /// The queue's tasks among `urls`, by URL (a URL the queue does not have is left out).
     func entries(_ urls: [String]) throws(StoreError) -> [String: QueuedTask]
+    /// The queue's tasks whose URL's ``QueueKeyHash`` is among `keyHashes`, by URL: how a
+    /// service finds a task from an identifier made of that hash (the RPC's fleet-wide GID)
+    /// when it never saw the URL. Several URLs may share a hash; callers check the one they want.
+    func entries(keyHashes: [UInt64]) throws(StoreError) -> [String: QueuedTask]
+}
+
+/// The 64-bit hash of a queue's key (its normalized URL) that ``ClaimingTaskQueue/enqueue(_:)``
+/// stores with the task: FNV-1a over the key's UTF-8 bytes, the same on every host and in every
+/// version, because services of one fleet compute it apart.
+public enum QueueKeyHash {
+    /// The hash of `key`.
+    public static func of(_ key: String) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in key.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        return hash
+    }
 }
 
 /// A task of a ``ClaimingTaskQueue`` as any owner sees it (``ClaimingTaskQueue/entries(_:)``).

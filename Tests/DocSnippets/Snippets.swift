@@ -67,8 +67,8 @@ func snippetReadmeLine166() async throws {
     _ = (server, transport)
 }
 
-// Docs/Fleet.md:83
-func snippetFleetLine83() async throws {
+// Docs/Fleet.md:85
+func snippetFleetLine85() async throws {
     let manager = try DownloadManager(
         identifier: "service-a",
         configuration: DownloadManager.Configuration(
@@ -81,6 +81,13 @@ func snippetFleetLine83() async throws {
     _ = try queue.enqueue([StoredTask(urlString: "https://example.com/a.iso", receivedLength: 0, state: .pending, addedAt: .now)])
     running.cancel()
     _ = (manager, queue, worker, running)
+}
+
+// Docs/Fleet.md:138
+func snippetFleetLine138() async throws {
+    let queue = try PostgresClaimingQueue(queue: "downloads", connectionString: "postgresql://db.internal/peregrine")
+    try queue.setLimits(PostgresClaimingQueue.Limits(maxDownloads: 20, maxConnectionsPerOrigin: 8))
+    _ = queue
 }
 
 // Docs/GettingStarted.md:129
@@ -231,8 +238,8 @@ func snippetPostgresstoreLine15() async throws {
     _ = (store, snapshot)
 }
 
-// Docs/Service.md:73
-func snippetServiceLine73() async throws {
+// Docs/Service.md:74
+func snippetServiceLine74() async throws {
     let downloads = "/srv/downloads"
     let state = "/var/lib/peregrine"
     let secret = "a long random token"

@@ -22,13 +22,15 @@ struct PostgresMigrationTests {
         let store = try PostgresTaskStore(identifier: "one", connectionString: connection)
         try store.close()
         #expect(
-            try await server.psql("SELECT version FROM peregrine_schema ORDER BY version", database: database) == "1\n2"
+            try await server.psql("SELECT version FROM peregrine_schema ORDER BY version", database: database)
+                == "1\n2\n3"
         )
         let tables = try await server.psql(
             "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename", database: database)
         #expect(
             tables.split(separator: "\n") == [
-                "peregrine_configuration", "peregrine_list_entries", "peregrine_lists", "peregrine_schema",
+                "peregrine_configuration", "peregrine_list_entries", "peregrine_lists", "peregrine_queues",
+                "peregrine_schema",
                 "peregrine_stores", "peregrine_tasks", "peregrine_thumbnails",
             ])
     }
@@ -59,7 +61,7 @@ struct PostgresMigrationTests {
         }
         #expect(stores.count == 6)
         for store in stores { try store.close() }
-        #expect(try await server.psql("SELECT count(*) FROM peregrine_schema", database: database) == "2")
+        #expect(try await server.psql("SELECT count(*) FROM peregrine_schema", database: database) == "3")
     }
 
     @Test func aNewerSchemaIsRefusedAndLeftAlone() async throws {

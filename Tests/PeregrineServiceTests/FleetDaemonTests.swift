@@ -18,6 +18,9 @@ import Testing
     static let fileCount = 400
     /// Tasks each service holds at once: also the most a killed service can have been holding.
     static let slots = 5
+    /// Connections to the one origin at once across the fleet (`--fleet-max-connections-per-origin`):
+    /// fewer than the services' slots together, so the limit binds.
+    static let originCap = 15
 
     /// Four services, 400 files added through the RPC of all of them, one service killed with
     /// SIGKILL while it holds tasks. Every file arrives byte for byte, none is lost, and nginx's access
@@ -28,6 +31,10 @@ import Testing
     ///   could record the end in the queue, and that copy is orphaned in its directory;
     /// - so across the fleet, complete fetches beyond one per task are at most what the dead
     ///   service could hold (`slots`).
+    ///
+    /// The services share a limit of 15 connections to the origin (their slots add up to 20);
+    /// nginx refuses with 503 any request over 15 at once (`limit_conn`), and no request of the
+    /// log may have been refused.
     @Test func fourServicesDownloadEveryFileOnceThroughAKill() async throws {
         let tool = try #require(Self.peregrined, "no peregrined beside the tests: build with --build-tests")
         let seed = SeededRandom.seeds(from: "PEREGRINE_FLEET_SEED", defaults: [2611])[0]
@@ -51,9 +58,11 @@ import Testing
         let accessLog = scratch.path("access.log")
         let nginx = try NginxServer(
             NginxServer.Configuration(
-                limitRate: 32_768, extraDirectives: ["access_log \(accessLog) fleet;"],
+                limitRate: 32_768,
+                extraDirectives: ["access_log \(accessLog) fleet;", "limit_conn fleet \(Self.originCap);"],
                 httpDirectives: [
-                    "log_format fleet '$request_uri $status $body_bytes_sent \"$http_range\" [$request_completion]';"
+                    "log_format fleet '$request_uri $status $body_bytes_sent \"$http_range\" [$request_completion]';",
+                    "limit_conn_zone $server_port zone=fleet:1m;",
                 ]))
         defer { nginx.stop() }
         var contents: [String: Data] = [:]
@@ -82,6 +91,7 @@ import Testing
                         "--dir", scratch.path("downloads-\(index)"), "--state", scratch.path("state-\(index)"),
                         "--rpc-listen-port", "{port}", "--queue", Self.queue, "--lease", "3",
                         "--fleet-slots", String(Self.slots),
+                        "--fleet-max-connections-per-origin", String(Self.originCap),
                     ], log: scratch.path("daemon-\(index).log"),
                     // From the environment, so that the password is on no command line.
                     environment: ["PEREGRINE_STORE": connectionString]))
@@ -172,6 +182,33 @@ import Testing
             }
         }
 
+        // A service that neither added a file nor downloaded it finds its GID in the queue.
+        var bystanders: [Int: [(gid: String, name: String)]] = [:]
+        for added in gids {
+            let holders = (0..<Self.services).filter {
+                FileManager.default.fileExists(atPath: scratch.path("downloads-\($0)") + "/" + added.name)
+            }
+            guard
+                let bystander = (0..<Self.services).first(where: {
+                    $0 != victim && $0 != added.service && !holders.contains($0)
+                })
+            else { continue }
+            bystanders[bystander, default: []].append((added.gid, added.name))
+        }
+        #expect(!bystanders.isEmpty)
+        for (service, batch) in bystanders {
+            let calls = batch.map {
+                "{\"methodName\":\"aria2.tellStatus\",\"params\":[\"\($0.gid)\",[\"gid\",\"status\"]]}"
+            }
+            let response = try await daemons[service].call("system.multicall", "[\(calls.joined(separator: ","))]")
+            let results = try #require(response["result"] as? [Any], "\(response)")
+            for (asked, result) in zip(batch, results) {
+                let object = (result as? [Any])?.first as? [String: Any]
+                #expect(object?["status"] as? String == "complete", "\(asked.name) on bystander \(service): \(result)")
+                #expect(object?["gid"] as? String == asked.gid, "\(asked.name) on bystander \(service): \(result)")
+            }
+        }
+
         // Graceful stops of the survivors.
         for (index, daemon) in daemons.enumerated() where index != victim {
             #expect(await daemon.signal(SIGTERM) == 0, "\(daemon.logText)")
@@ -201,6 +238,8 @@ import Testing
             requests[fields[0], default: []].append(
                 (Int(fields[1]) ?? 0, Int(fields[2]) ?? -1, fields[3], fields[4] == "[OK]"))
         }
+        let refused = requests.flatMap { path, all in all.filter { $0.status == 503 }.map { _ in path } }
+        #expect(refused.isEmpty, "over \(Self.originCap) connections at once: nginx refused \(refused)")
         var extra = 0
         for name in names {
             let path = "/fleet/" + name

@@ -36,6 +36,12 @@ import Testing
             try check()
             return entriesByURL.withLock { entries in entries.filter { urls.contains($0.key) } }
         }
+        func entries(keyHashes: [UInt64]) throws(StoreError) -> [String: QueuedTask] {
+            try check()
+            return entriesByURL.withLock { entries in
+                entries.filter { keyHashes.contains(QueueKeyHash.of($0.key)) }
+            }
+        }
 
         /// What another service does to a task.
         func update(_ url: String, _ change: (inout QueuedTask) -> Void) {
@@ -153,14 +159,15 @@ import Testing
     }
 
     /// The service that downloads a task (its worker added it to its manager from the queue)
-    /// answers for the GID the adding service handed out, before it ever listed the task.
-    @Test func theHoldingServiceAnswersForTheAddersGID() async throws {
+    /// answers for the GID the adding service handed out, before it ever listed the task; a
+    /// third service, which neither added nor holds it, finds it in the queue by that GID.
+    @Test func everyServiceAnswersForTheAddersGID() async throws {
         let scratch = try TemporaryDirectory(prefix: "fleet-rpc-gid")
         defer { scratch.remove() }
         let queue = QueueDouble()
         var services: [RPCService] = []
         var managers: [DownloadManager] = []
-        for name in ["a", "b"] {
+        for name in ["a", "b", "c"] {
             let manager = try DownloadManager(
                 identifier: "fleet-\(name)",
                 configuration: .init(
@@ -181,5 +188,38 @@ import Testing
         #expect(onB["dir"] as? String == managers[1].downloadDirectory, "B answers from its own manager")
         let unknown = try await call(services[1], "aria2.tellStatus", "\"00000000000000aa\"")
         #expect(unknown["error"] != nil)
+
+        // C never saw the URL: it finds the task in the queue by the GID's key hash.
+        queue.update("http://example.com/g.bin") { entry in
+            entry.holder = "service-b"
+            entry.claims = 1
+            entry.task.state = .downloading
+            entry.task.expectedLength = 100
+            entry.task.receivedLength = 25
+        }
+        let onC = try await status(services[2], gid)
+        #expect(onC["gid"] as? String == gid)
+        #expect(onC["status"] as? String == "active")
+        #expect(onC["peregrine.holder"] as? String == "service-b")
+        #expect(onC["completedLength"] as? String == "25")
+        #expect(managers[2].engine.task("http://example.com/g.bin") == nil, "C only reads the queue")
+        // A GID of no task in the queue is still unknown on C; with the database away, an error says so.
+        let missing = try await call(services[2], "aria2.tellStatus", "\"\(GIDText.flip(gid))\"")
+        #expect(
+            ((missing["error"] as? [String: Any])?["message"] as? String)?.hasSuffix("is not found") == true,
+            "\(missing)")
+        queue.isReachable.store(false, ordering: .relaxed)
+        let away = try await call(services[2], "aria2.tellStatus", "\"\(GIDText.flip(gid))\"")
+        let message = (away["error"] as? [String: Any])?["message"] as? String ?? ""
+        #expect(message.contains("unreachable"), "\(away)")
+    }
+}
+
+/// GIDs as text, for lookups that must miss.
+enum GIDText {
+    /// `gid` with its last hex digit changed: another GID.
+    static func flip(_ gid: String) -> String {
+        let last = gid.last == "0" ? "1" : "0"
+        return String(gid.dropLast()) + last
     }
 }
