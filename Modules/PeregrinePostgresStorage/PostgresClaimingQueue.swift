@@ -22,9 +22,12 @@ import Synchronization
 /// - Renewal, finishing and release are one statement each for a whole batch, and each only
 ///   touches rows whose `lease_owner` is this owner: a task another owner took over is never
 ///   finished here, whatever this owner believes.
-/// - ``enqueue(_:)`` and ``finish(_:)`` send `NOTIFY peregrine_queue` with the queue's name in
-///   the same transaction; ``waitForWork(timeout:)`` listens on a second connection, so an idle
-///   service wakes when work arrives instead of polling.
+/// - ``enqueue(_:)``, ``release(_:)`` and ``setLimits(_:)`` send `NOTIFY peregrine_queue` with
+///   the queue's name in the same transaction, and so does ``finish(_:)`` when the queue has
+///   limits; ``waitForWork(timeout:)`` listens on a second connection, so an idle service wakes
+///   when work arrives instead of polling. ``finish(_:)`` numbers the tasks it ends (a
+///   sequence) and sends `NOTIFY peregrine_queue_changes`: ``waitForEndings(timeout:)`` and
+///   ``endings(after:limit:)`` let every service follow what the others finished.
 ///
 /// **Durability.** ``enqueue(_:)`` and ``finish(_:)`` return once their commit is flushed;
 /// claims, renewals and releases do not wait for the flush (a server crash may forget the last
@@ -46,8 +49,10 @@ public final class PostgresClaimingQueue: ClaimingTaskQueue {
     /// against the fleet's ``Limits/maxConnectionsPerOrigin``.
     public let connectionsPerTask: Int
 
-    /// The channel of `NOTIFY`, whose payload is a queue's name.
+    /// The channel of `NOTIFY` for new work, whose payload is a queue's name.
     static let channel = "peregrine_queue"
+    /// The channel of `NOTIFY` for ended tasks, whose payload is a queue's name.
+    static let changesChannel = "peregrine_queue_changes"
     /// Additions of at least this many tasks refresh the table's planner statistics.
     static let bulkAddition = 1000
     /// The first key of the transaction lock that limited claims of one queue take in turn
@@ -60,22 +65,16 @@ public final class PostgresClaimingQueue: ClaimingTaskQueue {
     private let group: MultiThreadedEventLoopGroup
     private let logger: Logger
     private let state: Mutex<State>
-    private let wake = Mutex(WakeState())
+    /// New work (`NOTIFY peregrine_queue`).
+    private let work = WakeSignal()
+    /// Tasks ended (`NOTIFY peregrine_queue_changes`).
+    private let ended = WakeSignal()
 
     private struct State {
         var session: PostgresSession?
         var listener: PostgresSession?
         var isClosed = false
         var reconnections = 0
-    }
-
-    private struct WakeState {
-        /// A notification came while nobody waited: the next wait returns at once.
-        var notified = false
-        var nextWaiter = 0
-        var waiters: [Int: CheckedContinuation<Bool, Never>] = [:]
-        /// Waits whose time ran out before they were registered.
-        var timedOut: Set<Int> = []
     }
 
     /// Opens the queue `queue` in the database at `location` as `owner`: connects, brings the
@@ -153,8 +152,8 @@ public final class PostgresClaimingQueue: ClaimingTaskQueue {
             let closed: EventLoopFuture<Void> = session.connection.close()
             closed.whenComplete { _ in }
         }
-        let waiters = wake.withLock { Array($0.waiters.values) }
-        for waiter in waiters { waiter.resume(returning: false) }
+        work.endAll()
+        ended.endAll()
         group.shutdownGracefully { _ in }
     }
 
@@ -338,13 +337,13 @@ public final class PostgresClaimingQueue: ClaimingTaskQueue {
                     """
                     UPDATE peregrine_tasks t
                     SET state = u.state, received_length = u.received, record = u.record,
-                        lease_owner = NULL, lease_expires = NULL
+                        lease_owner = NULL, lease_expires = NULL, ended_order = nextval('peregrine_ended_order')
                     FROM unnest(\(urls)::text[], \(states)::text[], \(received)::int8[], \(records)::text[])
                         AS u(url, state, received, record)
                     WHERE t.store = \(queue) AND t.url = u.url AND t.lease_owner = \(owner) AND t.state = 'downloading'
                     RETURNING t.url
                     """,
-                    "SELECT pg_notify(\(Self.channel + "_changes"), \(queue))",
+                    "SELECT pg_notify(\(Self.changesChannel), \(queue))",
                     // Under limits, an ended task frees a place that an idle service may take.
                     """
                     SELECT pg_notify(\(Self.channel), store) FROM peregrine_queues
@@ -401,13 +400,24 @@ public final class PostgresClaimingQueue: ClaimingTaskQueue {
 
     /// Rows of `record, received_length, claims, state, holder` as entries by URL.
     private func readEntries(_ query: PostgresQuery, doing what: String) throws(StoreError) -> [String: QueuedTask] {
+        let rows = try readRows(query, doing: what)
+        return Dictionary(rows.map { ($0.entry.task.urlString, $0.entry) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Rows of `record, received_length, claims, state, holder` as entries, in the rows'
+    /// order; with `ordered`, each with the row's sixth column (a bigint; else 0).
+    private func readRows(_ query: PostgresQuery, ordered: Bool = false, doing what: String) throws(StoreError) -> [(
+        entry: QueuedTask, order: Int64
+    )] {
         try withSession(doing: what) { session throws(StoreError) in
             let result = try session.query(query, doing: what)
-            var entries: [String: QueuedTask] = [:]
+            var entries: [(entry: QueuedTask, order: Int64)] = []
             do {
                 for row in result.rows {
                     let (text, received, claims, stateName, holder) = try row.decode(
                         (String, Int64, Int32, String, String?).self)
+                    var order: Int64 = 0
+                    if ordered { order = try row.decode((String, Int64, Int32, String, String?, Int64).self).5 }
                     guard case .putTask(var task) = try decodeRecord(text) else {
                         throw corrupt("a task row holds another record")
                     }
@@ -415,7 +425,7 @@ public final class PostgresClaimingQueue: ClaimingTaskQueue {
                     // A claimed task whose lease ran out waits for the next claim.
                     if stateName == "downloading" { task.state = holder == nil ? .pending : .downloading }
                     if stateName == "pending" { task.state = .pending }
-                    entries[task.urlString] = QueuedTask(task: task, holder: holder, claims: Int(claims))
+                    entries.append((QueuedTask(task: task, holder: holder, claims: Int(claims)), order))
                 }
             } catch let error as StoreError {
                 throw error
@@ -424,6 +434,93 @@ public final class PostgresClaimingQueue: ClaimingTaskQueue {
             }
             return entries
         }
+    }
+
+    // MARK: The queue as every owner sees it
+
+    public func page(_ phase: QueuePhase, offset: Int, count: Int) throws(StoreError) -> [QueuedTask] {
+        guard count > 0 else { return [] }
+        // aria2's paging: from the front in order, or from the end (-1 the last) backwards.
+        let backwards = offset < 0
+        let skip = Int64(backwards ? -(offset + 1) : offset)
+        let direction = backwards ? "DESC" : "ASC"
+        let (condition, order) =
+            switch phase {
+            case .waiting:
+                (
+                    "state IN ('pending', 'downloading') AND (lease_expires IS NULL OR lease_expires < now())",
+                    "added_order \(direction)"
+                )
+            case .held: ("state = 'downloading' AND lease_expires >= now()", "added_order \(direction)")
+            case .ended:
+                (
+                    "state NOT IN ('pending', 'downloading')",
+                    "ended_order \(direction) NULLS \(backwards ? "LAST" : "FIRST"), added_order \(direction)"
+                )
+            }
+        let what = "cannot read a page of the queue \(queue) in"
+        return try readRows(
+            """
+            SELECT record, received_length, claims, state, CASE WHEN lease_expires >= now() THEN lease_owner END
+            FROM peregrine_tasks
+            WHERE store = \(queue) AND \(unescaped: condition)
+            ORDER BY \(unescaped: order)
+            OFFSET \(skip) LIMIT \(Int64(count))
+            """, doing: what
+        ).map(\.entry)
+    }
+
+    public func census() throws(StoreError) -> QueueCensus {
+        let what = "cannot count the tasks of the queue \(queue) in"
+        return try withSession(doing: what) { session throws(StoreError) in
+            let result = try session.query(
+                """
+                SELECT
+                    count(*) FILTER (WHERE state IN ('pending', 'downloading')
+                        AND (lease_expires IS NULL OR lease_expires < now())),
+                    count(*) FILTER (WHERE state = 'downloading' AND lease_expires >= now()),
+                    count(*) FILTER (WHERE state NOT IN ('pending', 'downloading'))
+                FROM peregrine_tasks WHERE store = \(queue)
+                """, doing: what)
+            do {
+                for row in result.rows {
+                    let (waiting, held, ended) = try row.decode((Int64, Int64, Int64).self)
+                    return QueueCensus(waiting: Int(waiting), held: Int(held), ended: Int(ended))
+                }
+            } catch {
+                throw corrupt("the counts cannot be read: \(error)")
+            }
+            return QueueCensus(waiting: 0, held: 0, ended: 0)
+        }
+    }
+
+    public func endings(after cursor: Int64?, limit: Int) throws(StoreError) -> (tasks: [QueuedTask], cursor: Int64) {
+        let what = "cannot read the endings of the queue \(queue) in"
+        guard let cursor else {
+            let rows = try withSession(doing: what) { session throws(StoreError) in
+                try session.query(
+                    """
+                    SELECT coalesce(max(ended_order), 0) FROM peregrine_tasks
+                    WHERE store = \(queue) AND ended_order IS NOT NULL
+                    """, doing: what)
+            }
+            do {
+                for row in rows.rows { return ([], try row.decode(Int64.self)) }
+            } catch {
+                throw corrupt("the last ending cannot be read: \(error)")
+            }
+            return ([], 0)
+        }
+        guard limit > 0 else { return ([], cursor) }
+        let rows = try readRows(
+            """
+            SELECT record, received_length, claims, state, NULL::text, ended_order
+            FROM peregrine_tasks
+            WHERE store = \(queue) AND ended_order > \(cursor)
+            ORDER BY ended_order
+            LIMIT \(Int64(limit))
+            """, ordered: true, doing: what)
+        return (rows.map(\.entry), rows.last?.order ?? cursor)
     }
 
     // MARK: Limits
@@ -509,40 +606,11 @@ public final class PostgresClaimingQueue: ClaimingTaskQueue {
     }
 
     public func waitForWork(timeout: Duration) async -> Bool {
-        let id: Int? = wake.withLock { wake in
-            if wake.notified {
-                wake.notified = false
-                return nil
-            }
-            wake.nextWaiter += 1
-            return wake.nextWaiter
-        }
-        guard let id else { return true }
-        let timer = Task {
-            try? await Task.sleep(for: timeout)
-            guard !Task.isCancelled else { return }
-            self.resumeWaiter(id, with: false)
-        }
-        defer {
-            timer.cancel()
-            wake.withLock { _ = $0.timedOut.remove(id) }
-        }
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                let early = wake.withLock { wake -> Bool? in
-                    if wake.timedOut.remove(id) != nil { return false }
-                    if wake.notified {
-                        wake.notified = false
-                        return true
-                    }
-                    wake.waiters[id] = continuation
-                    return nil
-                }
-                if let early { continuation.resume(returning: early) }
-            }
-        } onCancel: {
-            self.resumeWaiter(id, with: false)
-        }
+        await work.wait(timeout: timeout)
+    }
+
+    public func waitForEndings(timeout: Duration) async -> Bool {
+        await ended.wait(timeout: timeout)
     }
 
     /// Closes both connections; later calls throw `closed`. Held leases are not released: they
@@ -555,36 +623,12 @@ public final class PostgresClaimingQueue: ClaimingTaskQueue {
             return [state.session, state.listener].compactMap { $0 }
         }
         for session in sessions { session.close() }
-        let waiters = wake.withLock { wake in
-            defer { wake.waiters = [:] }
-            return Array(wake.waiters.values)
-        }
-        for waiter in waiters { waiter.resume(returning: false) }
+        work.endAll()
+        ended.endAll()
         try? group.syncShutdownGracefully()
     }
 
     // MARK: Listening
-
-    private func resumeWaiter(_ id: Int, with value: Bool) {
-        let waiter = wake.withLock { wake -> CheckedContinuation<Bool, Never>? in
-            guard let waiter = wake.waiters.removeValue(forKey: id) else {
-                wake.timedOut.insert(id)
-                return nil
-            }
-            return waiter
-        }
-        waiter?.resume(returning: value)
-    }
-
-    private func notified() {
-        let waiters = wake.withLock { wake -> [CheckedContinuation<Bool, Never>] in
-            let waiters = Array(wake.waiters.values)
-            wake.waiters = [:]
-            if waiters.isEmpty { wake.notified = true }
-            return waiters
-        }
-        for waiter in waiters { waiter.resume(returning: true) }
-    }
 
     /// Opens the listening connection when there is none (at open, and after it was lost: the
     /// next claim calls this). Work added while it was down is found by the next claim.
@@ -596,13 +640,19 @@ public final class PostgresClaimingQueue: ClaimingTaskQueue {
         guard needed else { return }
         let session = try PostgresSession.connect(to: location, on: group.next(), logger: logger)
         let queue = queue
-        session.connection.addListener(channel: Self.channel) { [weak self] _, notification in
-            if notification.payload == queue { self?.notified() }
+        let (work, ended) = (work, ended)
+        session.connection.addListener(channel: Self.channel) { _, notification in
+            if notification.payload == queue { work.notify() }
+        }
+        session.connection.addListener(channel: Self.changesChannel) { _, notification in
+            if notification.payload == queue { ended.notify() }
         }
         // Listening starts before the first claim that follows; a failure here only loses the
-        // wake-up (claims still find the work), so it is logged, not thrown.
+        // wake-up (claims still find the work, followers the endings), so it is logged, not thrown.
         do throws(StoreError) {
-            _ = try session.query(PostgresQuery(unsafeSQL: "LISTEN \(Self.channel)"), doing: "cannot listen in")
+            for channel in [Self.channel, Self.changesChannel] {
+                _ = try session.query(PostgresQuery(unsafeSQL: "LISTEN \(channel)"), doing: "cannot listen in")
+            }
         } catch {
             logger.warning("cannot listen for new work: \(error.message)")
         }

@@ -106,20 +106,28 @@ enum PostgresSchema {
                 """,
             ]),
         Migration(
-            version: 3, summary: "limits across a fleet, tasks found by their fleet key",
+            version: 3, summary: "limits across a fleet, tasks found by their fleet key, the order of endings",
             statements: [
                 // `origin`: scheme and authority without user information, lowercased (the
                 // URLs are normalized: default ports are already gone), computed by the server
                 // for every row, old ones included. `lease_connections`: the connections the
                 // holder may open for the task. `url_hash`: the queue key's FNV-1a, set by
                 // `enqueue`, by which a service finds a task from its fleet-wide GID.
+                // `ended_order`: set by `finish` from a sequence.
                 #"""
                 ALTER TABLE peregrine_tasks
                     ADD COLUMN origin text GENERATED ALWAYS AS (lower(regexp_replace(
                         url, '^([A-Za-z][A-Za-z0-9+.-]*://)([^/?#@]*@)?([^/?#]*).*$', '\1\3'))) STORED,
                     ADD COLUMN lease_connections integer NOT NULL DEFAULT 1,
-                    ADD COLUMN url_hash bigint
+                    ADD COLUMN url_hash bigint,
+                    ADD COLUMN ended_order bigint
                 """#,
+                // The order in which a queue's tasks ended, for its followers (`endings`).
+                "CREATE SEQUENCE peregrine_ended_order AS bigint",
+                """
+                CREATE INDEX peregrine_tasks_by_ending ON peregrine_tasks (store, ended_order)
+                WHERE ended_order IS NOT NULL
+                """,
                 // What a limited claim counts: the held tasks of a queue.
                 "CREATE INDEX peregrine_tasks_held ON peregrine_tasks (store) WHERE state = 'downloading'",
                 """

@@ -156,7 +156,7 @@ extension RPCDispatcher {
         case "aria2.changeOption": return try changeOption(params)
         case "aria2.getGlobalOption": return getGlobalOption()
         case "aria2.changeGlobalOption": return try changeGlobalOption(params)
-        case "aria2.getGlobalStat": return getGlobalStat()
+        case "aria2.getGlobalStat": return try getGlobalStat()
         case "aria2.purgeDownloadResult": return purgeDownloadResult()
         case "aria2.removeDownloadResult": return try removeDownloadResult(params)
         case "aria2.getVersion":

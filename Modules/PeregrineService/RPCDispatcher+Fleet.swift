@@ -54,13 +54,92 @@ extension RPCDispatcher {
     /// have it.
     func fleetStatusObject(gid: GID, url: String, queue: any ClaimingTaskQueue) throws(RPCError) -> [String: JSONValue]?
     {
-        let entry: QueuedTask?
+        let entry = try Self.fleetCall { () throws(StoreError) in try queue.entries([url])[url] }
+        return entry.map { fleetStatusObject(gid: gid, entry: $0) }
+    }
+
+    /// A queue call, its failure as the RPC error every fleet call gives.
+    static func fleetCall<Result>(_ body: () throws(StoreError) -> Result) throws(RPCError) -> Result {
         do throws(StoreError) {
-            entry = try queue.entries([url])[url]
+            return try body()
         } catch {
             throw RPCError("The fleet's shared queue is unreachable: \(error.message)")
         }
-        guard let entry else { return nil }
+    }
+
+    /// The status object of a task of the queue as `entry` shows it: this service's own when it
+    /// holds the task, else the queue's (``fleetStatusObject(gid:url:queue:)``).
+    func fleetListObject(_ entry: QueuedTask) -> [String: JSONValue] {
+        let url = entry.task.urlString
+        let known = state.withLock { $0.table.gidByURL[url] }
+        if manager.engine.task(url) != nil { return statusObject(gid: known ?? gid(of: url), url: url) }
+        return fleetStatusObject(gid: known ?? GID.fleet(url), entry: entry)
+    }
+
+    /// `tellActive` of a fleet service: every task a service of the fleet holds, in the order
+    /// they were added.
+    func fleetTellActive(keys: [String]?, queue: any ClaimingTaskQueue) throws(RPCError) -> JSONValue {
+        let held = try Self.fleetCall { () throws(StoreError) in
+            try queue.page(.held, offset: 0, count: Self.fleetListLimit)
+        }
+        return .array(held.map { Self.filter(fleetListObject($0), keys: keys) })
+    }
+
+    /// `tellWaiting` of a fleet service: the queue's tasks nobody holds, paged as aria2 pages.
+    func fleetTellWaiting(offset: Int, num: Int, keys: [String]?, queue: any ClaimingTaskQueue) throws(RPCError)
+        -> JSONValue
+    {
+        let page = try Self.fleetCall { () throws(StoreError) in
+            try queue.page(.waiting, offset: offset, count: min(num, Self.fleetListLimit))
+        }
+        return .array(page.map { Self.filter(fleetListObject($0), keys: keys) })
+    }
+
+    /// The most status objects one fleet-wide list call builds.
+    static let fleetListLimit = 10_000
+
+    /// Sends aria2's `onDownloadComplete` or `onDownloadError` for tasks that services of the
+    /// fleet ended, to this service's WebSocket clients, until the calling task is cancelled.
+    /// Tasks this service ended itself were notified from its own events and are skipped. A
+    /// follower starts at the present: what ended before it started is not sent.
+    func followFleet(_ queue: any ClaimingTaskQueue) async {
+        var cursor: Int64?
+        var backoff = Duration.milliseconds(100)
+        while !Task.isCancelled {
+            do throws(StoreError) {
+                if cursor == nil {
+                    cursor = try queue.endings(after: nil, limit: 0).cursor
+                }
+                while let from = cursor {
+                    let (tasks, next) = try queue.endings(after: from, limit: 500)
+                    cursor = next
+                    for entry in tasks { notifyFleetEnding(entry) }
+                    if tasks.count < 500 { break }
+                }
+                backoff = .milliseconds(100)
+                _ = await queue.waitForEndings(timeout: .seconds(5))
+            } catch {
+                try? await Task.sleep(for: backoff)
+                backoff = min(backoff * 2, .seconds(5))
+            }
+        }
+    }
+
+    private func notifyFleetEnding(_ entry: QueuedTask) {
+        let url = entry.task.urlString
+        // Ended here: the manager's own event sent it.
+        if let own = manager.engine.task(url), own.state == entry.task.state { return }
+        let gid = state.withLock { $0.table.gidByURL[url] } ?? GID.fleet(url)
+        switch entry.task.state {
+        case .finished: notify("aria2.onDownloadComplete", gid: gid)
+        case .failed: notify("aria2.onDownloadError", gid: gid)
+        default: break
+        }
+    }
+
+    /// `fleetStatusObject(gid:url:queue:)`'s object for an entry already read.
+    func fleetStatusObject(gid: GID, entry: QueuedTask) -> [String: JSONValue] {
+        let url = entry.task.urlString
         let task = entry.task
         let status: DownloadStatus =
             switch task.state {

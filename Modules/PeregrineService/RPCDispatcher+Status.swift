@@ -163,6 +163,7 @@ extension RPCDispatcher {
     /// `aria2.tellActive([keys])`.
     func tellActive(_ params: RPCParameters) throws(RPCError) -> JSONValue {
         let keys = try params.strings(0)
+        if let queue = configuration.fleetQueue { return try fleetTellActive(keys: keys, queue: queue) }
         var answer: [JSONValue] = []
         for url in statusIndex().active {
             // The status is read again: the index may be a moment old.
@@ -183,6 +184,9 @@ extension RPCDispatcher {
     /// `aria2.tellWaiting(offset, num[, keys])`: only the page's status objects are built.
     func tellWaiting(_ params: RPCParameters) throws(RPCError) -> JSONValue {
         let (offset, num, keys) = try pageParameters(params)
+        if let queue = configuration.fleetQueue {
+            return try fleetTellWaiting(offset: offset, num: num, keys: keys, queue: queue)
+        }
         let page = Pagination.page(statusIndex().waiting, offset: offset, num: num)
         return .array(page.map { Self.filter(statusObject(gid: gid(of: $0), url: $0), keys: keys) })
     }
@@ -229,11 +233,16 @@ extension RPCDispatcher {
         return (offset, num, try params.strings(2))
     }
 
-    /// `aria2.getGlobalStat`.
-    func getGlobalStat() -> JSONValue {
+    /// `aria2.getGlobalStat`. On a fleet service, `numActive` and `numWaiting` count the whole
+    /// fleet's queue; the speed and the stopped downloads are this service's.
+    func getGlobalStat() throws(RPCError) -> JSONValue {
         let index = statusIndex()
-        let active = index.active.count
-        let waiting = index.waiting.count
+        var active = index.active.count
+        var waiting = index.waiting.count
+        if let queue = configuration.fleetQueue {
+            let census = try Self.fleetCall { () throws(StoreError) in try queue.census() }
+            (active, waiting) = (census.held, census.waiting)
+        }
         var speed: Int64 = 0
         for url in index.active { speed += self.speed(of: url) }
         let stopped = index.stopped + state.withLock { $0.removed.count }

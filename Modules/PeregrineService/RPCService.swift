@@ -94,6 +94,11 @@ public final class RPCService: Service, Sendable {
         let listChanges = dispatcher.manager.events()
         let listFollower = Task { [dispatcher] in await dispatcher.followListChanges(listChanges) }
         defer { listFollower.cancel() }
+        // In a fleet, what the other services finish reaches this service's clients too.
+        let fleetFollower = configuration.fleetQueue.map { queue in
+            Task { [dispatcher] in await dispatcher.followFleet(queue) }
+        }
+        defer { fleetFollower?.cancel() }
         do {
             try await withGracefulShutdownHandler {
                 try await group.run()

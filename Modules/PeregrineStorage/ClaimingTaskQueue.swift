@@ -51,6 +51,48 @@ public protocol ClaimingTaskQueue: AnyObject, Sendable {
     /// service finds a task from an identifier made of that hash (the RPC's fleet-wide GID)
     /// when it never saw the URL. Several URLs may share a hash; callers check the one they want.
     func entries(keyHashes: [UInt64]) throws(StoreError) -> [String: QueuedTask]
+    /// A page of the queue's tasks in `phase`, as every owner sees them: waiting and held tasks
+    /// in the order they were added, ended ones in the order they ended. Paged as aria2 pages
+    /// `tellWaiting`: a non-negative `offset` counts from the front; a negative one from the
+    /// end (-1 is the last) and the page goes backwards from there. `count` ≥ 0.
+    func page(_ phase: QueuePhase, offset: Int, count: Int) throws(StoreError) -> [QueuedTask]
+    /// How many of the queue's tasks are in each phase now.
+    func census() throws(StoreError) -> QueueCensus
+    /// The tasks that ended (in the order they ended) after `cursor`, up to `limit`, with the
+    /// cursor to pass next time. A nil `cursor` asks for none: only the cursor of now, so that
+    /// a follower starts at the present rather than replaying history.
+    func endings(after cursor: Int64?, limit: Int) throws(StoreError) -> (tasks: [QueuedTask], cursor: Int64)
+    /// Suspends until tasks of the queue may have ended (finished by any owner, in any
+    /// process), `timeout` passed, or the calling task was cancelled; returns whether a
+    /// notification came. Callers read ``endings(after:limit:)`` after every return.
+    func waitForEndings(timeout: Duration) async -> Bool
+}
+
+/// Where a task of a shared queue is, as every owner sees it (``ClaimingTaskQueue/page(_:offset:count:)``).
+public enum QueuePhase: Sendable, Hashable {
+    /// Not held by anyone: never claimed yet, given back, or its holder's lease ran out.
+    case waiting
+    /// Held by an owner whose lease is running.
+    case held
+    /// Ended: finished, failed or stopped by the owner that held it.
+    case ended
+}
+
+/// How many tasks of a shared queue are in each phase (``ClaimingTaskQueue/census()``).
+public struct QueueCensus: Sendable, Hashable {
+    /// Tasks no one holds.
+    public var waiting: Int
+    /// Tasks held under a running lease.
+    public var held: Int
+    /// Tasks that ended.
+    public var ended: Int
+
+    /// A census.
+    public init(waiting: Int, held: Int, ended: Int) {
+        self.waiting = waiting
+        self.held = held
+        self.ended = ended
+    }
 }
 
 /// The 64-bit hash of a queue's key (its normalized URL) that ``ClaimingTaskQueue/enqueue(_:)``

@@ -83,8 +83,8 @@ func snippetFleetLine85() async throws {
     _ = (manager, queue, worker, running)
 }
 
-// Docs/Fleet.md:138
-func snippetFleetLine138() async throws {
+// Docs/Fleet.md:157
+func snippetFleetLine157() async throws {
     let queue = try PostgresClaimingQueue(queue: "downloads", connectionString: "postgresql://db.internal/peregrine")
     try queue.setLimits(PostgresClaimingQueue.Limits(maxDownloads: 20, maxConnectionsPerOrigin: 8))
     _ = queue

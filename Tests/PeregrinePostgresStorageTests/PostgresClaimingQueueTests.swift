@@ -189,4 +189,47 @@ struct PostgresClaimingQueueTests {
         #expect(again.allSatisfy { $0.previousOwner == nil && $0.attempt == 2 })
         #expect(again.first { $0.task.urlString == held[0].urlString }?.task.receivedLength == 123)
     }
+
+    /// What every owner sees without claiming: pages of waiting, held and ended tasks (aria2's
+    /// paging, negative offsets included), the counts, and the endings in the order they
+    /// happened, with a wake-up for a follower when another owner finishes.
+    @Test func everyOwnerSeesTheQueueAndFollowsItsEndings() async throws {
+        let (_, _, connection) = try await SharedPostgres.freshDatabase("views")
+        let worker = try PostgresClaimingQueue(queue: "q", connectionString: connection, owner: "worker")
+        let watcher = try PostgresClaimingQueue(queue: "q", connectionString: connection, owner: "watcher")
+        defer {
+            worker.close()
+            watcher.close()
+        }
+        let all = tasks(1...6)
+        _ = try worker.enqueue(all)
+        let start = try watcher.endings(after: nil, limit: 0)
+        #expect(start.tasks.isEmpty)
+        let held = try worker.claim(limit: 2)
+        func urls(_ entries: [QueuedTask]) -> [String] { entries.map(\.task.urlString) }
+        #expect(try watcher.census() == QueueCensus(waiting: 4, held: 2, ended: 0))
+        #expect(try urls(watcher.page(.waiting, offset: 0, count: 10)) == all[2...].map(\.urlString))
+        #expect(try urls(watcher.page(.waiting, offset: 1, count: 2)) == [all[3], all[4]].map(\.urlString))
+        #expect(try urls(watcher.page(.waiting, offset: -1, count: 2)) == [all[5], all[4]].map(\.urlString))
+        #expect(try watcher.page(.waiting, offset: -5, count: 2).isEmpty)
+        let heldPage = try watcher.page(.held, offset: 0, count: 10)
+        #expect(urls(heldPage) == held.map(\.task.urlString))
+        #expect(heldPage.allSatisfy { $0.holder == "worker" })
+
+        // Ended one at a time, the second claimed first: endings come in the order they happened.
+        let woke = Task { await watcher.waitForEndings(timeout: .seconds(600)) }
+        #expect(try worker.finish(finished([held[1]])).count == 1)
+        #expect(await woke.value)
+        #expect(try worker.finish(finished([held[0]])).count == 1)
+        let ended = try watcher.endings(after: start.cursor, limit: 10)
+        #expect(urls(ended.tasks) == [held[1], held[0]].map(\.task.urlString))
+        #expect(ended.tasks.allSatisfy { $0.task.state == .finished })
+        #expect(try watcher.endings(after: ended.cursor, limit: 10).tasks.isEmpty)
+        let firstOnly = try watcher.endings(after: start.cursor, limit: 1)
+        #expect(urls(firstOnly.tasks) == [held[1].task.urlString])
+        #expect(try urls(watcher.endings(after: firstOnly.cursor, limit: 10).tasks) == [held[0].task.urlString])
+        #expect(try urls(watcher.page(.ended, offset: 0, count: 10)) == [held[1], held[0]].map(\.task.urlString))
+        #expect(try urls(watcher.page(.ended, offset: -1, count: 1)) == [held[0].task.urlString])
+        #expect(try watcher.census() == QueueCensus(waiting: 4, held: 0, ended: 2))
+    }
 }

@@ -19,13 +19,17 @@ import Testing
 
         func enqueue(_ tasks: [StoredTask]) throws(StoreError) -> [String] {
             try check()
-            return entriesByURL.withLock { entries in
+            let added: [String] = entriesByURL.withLock { entries in
                 tasks.compactMap { task in
                     guard entries[task.urlString] == nil else { return nil }
                     entries[task.urlString] = QueuedTask(task: task, holder: nil, claims: 0)
                     return task.urlString
                 }
             }
+            orders.withLock { orders in
+                for url in added { orders.added[url] = orders.added.count }
+            }
+            return added
         }
         func claim(limit: Int) throws(StoreError) -> [TaskLease] { [] }
         func renew(_ progress: [StoredTask]) throws(StoreError) -> Set<String> { [] }
@@ -36,6 +40,58 @@ import Testing
             try check()
             return entriesByURL.withLock { entries in entries.filter { urls.contains($0.key) } }
         }
+        /// The order of addition and of ending, as the queue numbers them.
+        let orders = Mutex<(added: [String: Int], ended: [String: Int64], lastEnded: Int64)>(([:], [:], 0))
+
+        func page(_ phase: QueuePhase, offset: Int, count: Int) throws(StoreError) -> [QueuedTask] {
+            try check()
+            let (added, ended, _) = orders.withLock { ($0.added, $0.ended, $0.lastEnded) }
+            let all = entriesByURL.withLock { Array($0.values) }.filter { entry in
+                switch (phase, entry.task.state) {
+                case (.waiting, .pending): true
+                case (.held, .downloading): entry.holder != nil
+                case (.ended, .finished), (.ended, .failed): true
+                default: false
+                }
+            }.sorted { first, second in
+                phase == .ended
+                    ? ended[first.task.urlString, default: 0] < ended[second.task.urlString, default: 0]
+                    : added[first.task.urlString, default: 0] < added[second.task.urlString, default: 0]
+            }
+            return Pagination.page(all, offset: offset, num: count)
+        }
+        func census() throws(StoreError) -> QueueCensus {
+            QueueCensus(
+                waiting: try page(.waiting, offset: 0, count: .max).count,
+                held: try page(.held, offset: 0, count: .max).count,
+                ended: try page(.ended, offset: 0, count: .max).count)
+        }
+        func endings(after cursor: Int64?, limit: Int) throws(StoreError) -> (tasks: [QueuedTask], cursor: Int64) {
+            try check()
+            let (ended, last) = orders.withLock { ($0.ended, $0.lastEnded) }
+            guard let cursor else { return ([], last) }
+            let urls = ended.filter { $0.value > cursor }.sorted { $0.value < $1.value }.prefix(limit).map(\.key)
+            let entries = entriesByURL.withLock { entries in urls.compactMap { entries[$0] } }
+            return (entries, urls.last.flatMap { ended[$0] } ?? cursor)
+        }
+        func waitForEndings(timeout: Duration) async -> Bool {
+            // A double polls: the follower reads the endings every 10 ms.
+            try? await Task.sleep(for: .milliseconds(10))
+            return false
+        }
+
+        /// Another service ends a task, numbered as the queue numbers endings.
+        func end(_ url: String, as state: DownloadState) {
+            update(url) { entry in
+                entry.holder = nil
+                entry.task.state = state
+            }
+            orders.withLock { orders in
+                orders.lastEnded += 1
+                orders.ended[url] = orders.lastEnded
+            }
+        }
+
         func entries(keyHashes: [UInt64]) throws(StoreError) -> [String: QueuedTask] {
             try check()
             return entriesByURL.withLock { entries in
@@ -213,6 +269,81 @@ import Testing
         let message = (away["error"] as? [String: Any])?["message"] as? String ?? ""
         #expect(message.contains("unreachable"), "\(away)")
     }
+
+    /// On a fleet service, `tellActive`, `tellWaiting` and `getGlobalStat` show the whole
+    /// fleet's queue, and what other services end reaches this service's WebSocket clients as
+    /// aria2's notifications.
+    @Test func listsAndNotificationsCoverTheWholeFleet() async throws {
+        let scratch = try TemporaryDirectory(prefix: "fleet-rpc-lists")
+        defer { scratch.remove() }
+        let manager = try DownloadManager(
+            identifier: "fleet-lists",
+            configuration: .init(
+                downloadDirectory: scratch.path("downloads"), stateDirectory: scratch.path("state"),
+                downloadNewFileImmediately: false))
+        let queue = QueueDouble()
+        let (ports, continuation) = AsyncStream<Int>.makeStream()
+        var configuration = RPCServiceConfiguration(port: 0, onListening: { continuation.yield($0) })
+        configuration.fleetQueue = queue
+        let service = RPCService(manager: manager, configuration: configuration, logger: Logger(label: "test"))
+        let running = Task { try await service.run() }
+        defer { service.requestShutdown() }
+        var iterator = ports.makeAsyncIterator()
+        let port = try #require(await iterator.next(), "the service did not start")
+
+        // Five downloads added elsewhere (the queue), two of them held by other services.
+        let urls = (1...5).map { "http://example.com/\($0).bin" }
+        _ = try queue.enqueue(
+            urls.map { StoredTask(urlString: $0, receivedLength: 0, state: .pending, addedAt: Date()) })
+        for (url, holder) in [(urls[1], "service-b"), (urls[3], "service-c")] {
+            queue.update(url) { entry in
+                entry.holder = holder
+                entry.task.state = .downloading
+            }
+        }
+        func gids(_ response: [String: Any]) -> [String] {
+            (response["result"] as? [[String: Any]] ?? []).compactMap { $0["gid"] as? String }
+        }
+        func fleetGID(_ url: String) throws -> String {
+            let added = try #require(queue.entriesByURL.withLock { $0[url] })
+            return String(QueueKeyHash.of(added.task.urlString), radix: 16).leftPadded(to: 16)
+        }
+        let active = try await call(service, "aria2.tellActive", "[\"gid\", \"status\", \"peregrine.holder\"]")
+        #expect(gids(active) == [try fleetGID(urls[1]), try fleetGID(urls[3])], "\(active)")
+        let holders = (active["result"] as? [[String: Any]] ?? []).compactMap { $0["peregrine.holder"] as? String }
+        #expect(holders == ["service-b", "service-c"])
+        let waiting = try await call(service, "aria2.tellWaiting", "0, 10, [\"gid\"]")
+        #expect(try gids(waiting) == [urls[0], urls[2], urls[4]].map { try fleetGID($0) }, "\(waiting)")
+        // aria2's paging from the end: the last one, then the one before it.
+        let fromEnd = try await call(service, "aria2.tellWaiting", "-1, 2, [\"gid\"]")
+        #expect(try gids(fromEnd) == [urls[4], urls[2]].map { try fleetGID($0) }, "\(fromEnd)")
+        let stat = try #require(try await call(service, "aria2.getGlobalStat", "")["result"] as? [String: Any])
+        #expect(stat["numActive"] as? String == "2" && stat["numWaiting"] as? String == "3", "\(stat)")
+
+        // A WebSocket client of this service hears of what the others end.
+        let messages = try await onOwnThread { () -> [String] in
+            let client = try RPCTestClient(port: port)
+            guard client.upgradeToWebSocket() == 101 else { return ["no upgrade"] }
+            // One call answered: the connection is served (and hears notifications) from here on.
+            client.sendText(#"{"jsonrpc":"2.0","id":1,"method":"aria2.getVersion"}"#)
+            guard client.receiveText()?.contains("version") == true else { return ["no answer"] }
+            // Now the other services end their tasks.
+            queue.end(urls[1], as: .finished)
+            queue.end(urls[3], as: .failed(FailureReason(.httpStatus, httpStatus: 404, message: "404")))
+            var received: [String] = []
+            while received.count < 2, let text = client.receiveText() { received.append(text) }
+            return received
+        }
+        #expect(
+            messages == [
+                #"{"jsonrpc":"2.0","method":"aria2.onDownloadComplete","params":[{"gid":"\#(try fleetGID(urls[1]))"}]}"#,
+                #"{"jsonrpc":"2.0","method":"aria2.onDownloadError","params":[{"gid":"\#(try fleetGID(urls[3]))"}]}"#,
+            ])
+        let afterwards = try await call(service, "aria2.tellActive", "[\"gid\"]")
+        #expect(gids(afterwards).isEmpty, "\(afterwards)")
+        service.requestShutdown()
+        try await running.value
+    }
 }
 
 /// GIDs as text, for lookups that must miss.
@@ -221,5 +352,12 @@ enum GIDText {
     static func flip(_ gid: String) -> String {
         let last = gid.last == "0" ? "1" : "0"
         return String(gid.dropLast()) + last
+    }
+}
+
+extension String {
+    /// The string with zeros in front, `width` characters long at least.
+    fileprivate func leftPadded(to width: Int) -> String {
+        String(repeating: "0", count: max(0, width - count)) + self
     }
 }
