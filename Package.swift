@@ -161,7 +161,7 @@ let package = Package(
 
         // A manager as one service of a fleet sharing a queue (issue 20): claims, lease renewals
         // and batched finishing over the ClaimingTaskQueue protocol; no database client.
-        module("PeregrineFleet", dependencies: ["Peregrine", "PeregrinePersistence"]),
+        module("PeregrineFleet", dependencies: ["Peregrine", "PeregrinePersistence", "PeregrineCore"]),
 
         // The download service: aria2-compatible JSON-RPC over HTTP and WebSocket on the facade.
         module(

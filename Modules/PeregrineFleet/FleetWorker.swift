@@ -1,4 +1,5 @@
 import Peregrine
+import PeregrineCore
 import PeregrinePersistence
 import Synchronization
 
@@ -28,8 +29,8 @@ import Synchronization
 ///   whole lease, they are stopped (their partial files and resume records stay on disk) and
 ///   left to whoever holds them now.
 ///
-/// The queue's calls block their thread for a round trip; the worker makes them on the
-/// concurrency pool, one at a time.
+/// The queue's calls block their thread for a round trip; the worker makes them one at a time
+/// on the threads of `BlockingCallExecutor`, not on the cooperative pool.
 public final class FleetWorker: Sendable {
     /// How a worker claims and renews.
     public struct Configuration: Sendable {
@@ -127,10 +128,12 @@ public final class FleetWorker: Sendable {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.follow(events) }
             group.addTask { await self.listen() }
-            await self.loop()
+            // The queue's calls block for a round trip, or a connect timeout while the database
+            // is away: on threads of their own, never the cooperative pool's.
+            await withTaskExecutorPreference(BlockingCallExecutor.shared) { await self.loop() }
             group.cancelAll()
         }
-        await shutDown()
+        await withTaskExecutorPreference(BlockingCallExecutor.shared) { await self.shutDown() }
     }
 
     // MARK: The loop

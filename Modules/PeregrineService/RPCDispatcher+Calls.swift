@@ -1,4 +1,5 @@
 import Peregrine
+import PeregrineCore
 
 extension RPCDispatcher {
     /// The aria2 methods the service answers, as `system.listMethods` lists them.
@@ -132,9 +133,20 @@ extension RPCDispatcher {
     private func dispatch(_ method: String, _ params: RPCParameters) async throws(RPCError) -> JSONValue {
         if !Self.readOnlyMethods.contains(method) {
             defer { statusIndexCache.invalidate() }
-            return try await dispatchMethod(method, params)
+            return try await dispatchOnItsThread(method, params)
         }
-        return try await dispatchMethod(method, params)
+        return try await dispatchOnItsThread(method, params)
+    }
+
+    /// A fleet service's calls may wait for its database (a round trip, or a connect timeout
+    /// while the server is away): they run on the threads of `BlockingCallExecutor`, so that
+    /// a slow database never holds the cooperative pool's threads that the transfers, the
+    /// events and the other clients need.
+    private func dispatchOnItsThread(_ method: String, _ params: RPCParameters) async throws(RPCError) -> JSONValue {
+        guard configuration.fleetQueue != nil else { return try await dispatchMethod(method, params) }
+        return try await withTaskExecutorPreference(BlockingCallExecutor.shared) { () async throws(RPCError) in
+            try await dispatchMethod(method, params)
+        }
     }
 
     private func dispatchMethod(_ method: String, _ params: RPCParameters) async throws(RPCError) -> JSONValue {
