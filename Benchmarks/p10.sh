@@ -8,6 +8,8 @@
 # its default durability (fsync on, synchronous_commit on). As root, it runs as nobody.
 #
 # Usage: bash Benchmarks/p10.sh [--tasks 20000] [--services "1 4 16"] [--batch 50] [--no-build]
+#            [--origin-limit N]   tasks over 8 origins, each limited to N connections across the
+#                                 services (the fleet's limits: claims take turns under a lock)
 #            [--bin PATH]   a FleetBenchmark built elsewhere (a debug build, say); implies --no-build
 set -euo pipefail
 SCRIPT_NAME=p10.sh
@@ -20,11 +22,13 @@ SERVICES="1 4 16"
 BATCH=50
 BUILD=1
 BIN=""
+LIMIT_ARGS=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --tasks) TASKS=$2; shift 2 ;;
         --services) SERVICES=$2; shift 2 ;;
         --batch) BATCH=$2; shift 2 ;;
+        --origin-limit) LIMIT_ARGS=(--origin-limit "$2"); shift 2 ;;
         --no-build) BUILD=0; shift ;;
         --bin) BIN=$2; BUILD=0; shift 2 ;;
         -h|--help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -73,7 +77,7 @@ ROWS=""
 for count in $SERVICES; do
     note "running $TASKS tasks through $count services"
     LINE=$("$BIN" --postgres "postgresql://peregrine@/bench?host=$WORK&port=$PORT" --services "$count" \
-        --tasks "$TASKS" --batch "$BATCH" --queue "p10-$count") || die "the benchmark failed with $count services"
+        --tasks "$TASKS" --batch "$BATCH" --queue "p10-$count" "${LIMIT_ARGS[@]}") || die "the benchmark failed with $count services"
     printf '%s\n' "$LINE" >&2
     read -r _ services _ tasks _ seconds _ rate _ claims <<<"$LINE"
     ROWS+="| $services | $tasks | $seconds s | **$rate** | $claims |"$'\n'

@@ -33,18 +33,23 @@ let serviceCount = Int(options["services"] ?? "4") ?? 4
 let taskCount = Int(options["tasks"] ?? "20000") ?? 20_000
 let batch = Int(options["batch"] ?? "50") ?? 50
 let queueName = options["queue"] ?? "p10-\(serviceCount)-\(getpid())"
+// With --origin-limit N: the tasks spread over 8 origins, and the queue limits each to N
+// connections across the services (limited claims take turns under the queue's lock).
+let originLimit = options["origin-limit"].flatMap { Int($0) }
 
 let services: [PostgresClaimingQueue]
 do {
     services = try (0..<serviceCount).map { number in
         try PostgresClaimingQueue(queue: queueName, connectionString: connection, owner: "bench-\(number)")
     }
+    if let originLimit { try services[0].setLimits(PostgresClaimingQueue.Limits(maxConnectionsPerOrigin: originLimit)) }
 } catch {
     fail("\(error)")
 }
 let tasks = (0..<taskCount).map { number in
     StoredTask(
-        urlString: "mock://zero/\(queueName)/\(number)", fileName: "\(number).bin", kind: .other, expectedLength: 0,
+        urlString: originLimit == nil
+            ? "mock://zero/\(queueName)/\(number)" : "mock://zero-\(number % 8)/\(queueName)/\(number)", fileName: "\(number).bin", kind: .other, expectedLength: 0,
         receivedLength: 0, state: .pending, addedAt: Date(timeIntervalSinceReferenceDate: 700_000_000))
 }
 do {
