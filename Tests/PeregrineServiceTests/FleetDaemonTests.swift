@@ -274,6 +274,98 @@ import Testing
         }
     }
 
+    /// Two services sharing one download directory: the first is killed with SIGKILL while it
+    /// downloads a file it has recorded progress of; the second, started afterwards, claims the
+    /// task once the lease ran out and continues the dead service's partial file with a `Range`
+    /// request from the recorded offset (a 206 in nginx's log) rather than from zero, and the
+    /// file is right byte for byte.
+    @Test func aTaskTakenOverContinuesTheDeadServicesPartialFile() async throws {
+        let tool = try #require(Self.peregrined, "no peregrined beside the tests: build with --build-tests")
+        let scratch = try TemporaryDirectory(prefix: "fleet-takeover")
+        defer { scratch.remove() }
+        let postgres = try PostgresServer()
+        defer { postgres.stop() }
+        try await postgres.start()
+        try await postgres.createDatabase("takeover")
+        let connectionString = postgres.connectionString(database: "takeover")
+        let accessLog = scratch.path("access.log")
+        // 128 KiB a second: the 1.5 MiB file takes about 12 seconds.
+        let nginx = try NginxServer(
+            NginxServer.Configuration(
+                limitRate: 131_072, extraDirectives: ["access_log \(accessLog) takeover;"],
+                httpDirectives: [
+                    "log_format takeover '$request_uri $status $body_bytes_sent \"$http_range\" [$request_completion]';"
+                ]))
+        defer { nginx.stop() }
+        var random = SeededRandom(seed: 2711)
+        let size = 1_536 * 1024
+        let content = Data(random.bytes(size))
+        try content.write(to: URL(fileURLWithPath: nginx.documentPath("/big.bin")))
+        try await nginx.start()
+
+        let shared = scratch.path("downloads")
+        func service(_ name: String) async throws -> DaemonProcess {
+            try await DaemonProcess(
+                tool,
+                [
+                    "--dir", shared, "--state", scratch.path("state-\(name)"), "--rpc-listen-port", "{port}",
+                    "--queue", "takeover", "--lease", "3", "--fleet-slots", "2",
+                ], log: scratch.path("daemon-\(name).log"), environment: ["PEREGRINE_STORE": connectionString])
+        }
+        let first = try await service("first")
+        defer { first.stop() }
+        let added = try await first.call("aria2.addUri", "[\"\(nginx.httpURL("/big.bin"))\"]")
+        let gid = try #require(added["result"] as? String, "\(added)")
+
+        // Killed once the queue holds a quarter of the file as its progress.
+        let firstPID = first.process.processIdentifier
+        var recorded = 0
+        let deadline = ContinuousClock.now + .seconds(90)
+        while recorded < size / 4 {
+            let row = try await postgres.psql(
+                "SELECT received_length FROM peregrine_tasks WHERE store = 'takeover'"
+                    + " AND lease_owner LIKE '%:\(firstPID):%'", database: "takeover")
+            recorded = Int(row) ?? 0
+            guard ContinuousClock.now < deadline else {
+                Issue.record("the first service recorded no progress: \(first.logText)")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        await first.signal(SIGKILL)
+        let second = try await service("second")
+        defer { second.stop() }
+
+        // The second service takes it over and finishes it.
+        while try await postgres.psql(
+            "SELECT state FROM peregrine_tasks WHERE store = 'takeover'", database: "takeover") != "finished"
+        {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("the task did not finish: \(second.logText)")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(FileManager.default.contents(atPath: shared + "/big.bin") == content)
+        let entries = try FileManager.default.contentsOfDirectory(atPath: shared)
+        #expect(entries.filter { !$0.hasPrefix(".") } == ["big.bin"], "\(entries)")
+        let status = try await second.call("aria2.tellStatus", "\"\(gid)\", [\"status\"]")
+        #expect((status["result"] as? [String: Any])?["status"] as? String == "complete", "\(status)")
+
+        // nginx: the first request from zero, cut by the kill; then one 206 from an offset at or
+        // after a quarter of the file (what the heir found recorded), running to the end.
+        let lines = try String(contentsOfFile: accessLog, encoding: .utf8).split(separator: "\n").map {
+            $0.split(separator: " ").map(String.init)
+        }
+        try #require(lines.count == 2, "\(lines)")
+        #expect(lines[0][1] == "200" && lines[0][4] != "[OK]", "\(lines[0])")
+        #expect(lines[1][1] == "206" && lines[1][4] == "[OK]", "\(lines[1])")
+        let offset = Int(lines[1][3].dropFirst(7).dropLast(2)) ?? -1
+        #expect(offset >= size / 4 && offset < size, "\(lines[1])")
+        #expect(Int(lines[1][2]) == size - offset, "\(lines[1])")
+        #expect(await second.signal(SIGTERM) == 0, "\(second.logText)")
+    }
+
     /// A database that is down at start: one line on standard error naming the connection
     /// string with its password redacted, and a non-zero exit.
     @Test func aDatabaseThatIsDownAtStartIsOneRedactedLine() async throws {

@@ -49,7 +49,8 @@ do {
 let tasks = (0..<taskCount).map { number in
     StoredTask(
         urlString: originLimit == nil
-            ? "mock://zero/\(queueName)/\(number)" : "mock://zero-\(number % 8)/\(queueName)/\(number)", fileName: "\(number).bin", kind: .other, expectedLength: 0,
+            ? "mock://zero/\(queueName)/\(number)" : "mock://zero-\(number % 8)/\(queueName)/\(number)",
+        fileName: "\(number).bin", kind: .other, expectedLength: 0,
         receivedLength: 0, state: .pending, addedAt: Date(timeIntervalSinceReferenceDate: 700_000_000))
 }
 do {
