@@ -137,14 +137,15 @@ struct DaemonCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError("cannot open the service's store in \(stateDirectory): \(error)")
         }
-        let fleet = try openFleet(manager: manager, logger: logger)
-        if let fleet {
+        let fleetQueue = try openFleetQueue(logger: logger)
+        let slots = fleetSlots ?? maxConcurrentDownloads ?? 5
+        if fleetQueue != nil {
             // The service's share of the fleet: as many downloads as it holds leases.
-            manager.maxDownloadCount = fleet.configuration.slots
+            manager.maxDownloadCount = slots
         } else if let maxConcurrentDownloads {
             manager.maxDownloadCount = maxConcurrentDownloads
         }
-        defer { (fleet?.queue as? PostgresClaimingQueue)?.close() }
+        defer { fleetQueue?.close() }
         for url in manager.restoredAfterForcedQuit {
             logger.info("recovered after a forced quit", metadata: ["url": "\(url)"])
         }
@@ -156,22 +157,29 @@ struct DaemonCommand: AsyncParsableCommand {
             version: peregrineVersion,
             // In a fleet, what this service downloads is what it holds leases for: tasks left
             // in its store by an earlier run are the queue's to hand out, not this service's.
-            resumesUnfinishedDownloads: fleet == nil, requestTable: requests,
+            resumesUnfinishedDownloads: fleetQueue == nil, requestTable: requests,
             onListening: { port in
                 // Tests and scripts read the port from this line when they asked for port 0.
                 printError("peregrine daemon listening on port \(port)")
                 SystemdNotifier.notify("READY=1\nSTATUS=listening on port \(port)")
             },
             onStopping: { SystemdNotifier.notify("STOPPING=1") })
-        rpcConfiguration.fleetQueue = fleet?.queue
+        rpcConfiguration.fleetQueue = fleetQueue
         let service = RPCService(manager: manager, configuration: rpcConfiguration, logger: logger)
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)
         ]
         // Last in the group, so first to stop: it hands its leases back before the manager stops.
-        if let fleet {
+        if let fleetQueue {
+            // Each claimed task takes its GID and request options in this service before it
+            // starts, and opens at most --split connections (what its claim counted).
+            let dispatcher = service.dispatcher
+            let worker = FleetWorker(
+                manager: manager, queue: fleetQueue,
+                configuration: FleetWorker.Configuration(slots: slots, maxConnectionsPerTask: split), logger: logger,
+                willStart: { dispatcher.adoptFleetTask($0) })
             services.append(
-                .init(service: FleetService(worker: fleet), successTerminationBehavior: .gracefullyShutdownGroup))
+                .init(service: FleetService(worker: worker), successTerminationBehavior: .gracefullyShutdownGroup))
         }
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
@@ -181,10 +189,10 @@ struct DaemonCommand: AsyncParsableCommand {
 }
 
 extension DaemonCommand {
-    /// The fleet worker on the shared queue of `--store` (or `PEREGRINE_STORE`), nil without
-    /// one. A database that cannot be reached ends the program with one line naming it with
-    /// its password redacted.
-    func openFleet(manager: DownloadManager, logger: Logger) throws -> FleetWorker? {
+    /// The fleet's shared queue of `--store` (or `PEREGRINE_STORE`), nil without one. A
+    /// database that cannot be reached ends the program with one line naming it with its
+    /// password redacted.
+    func openFleetQueue(logger: Logger) throws -> PostgresClaimingQueue? {
         let environment = ProcessInfo.processInfo.environment["PEREGRINE_STORE"].flatMap { $0.isEmpty ? nil : $0 }
         guard let connectionString = store ?? environment else { return nil }
         let queue: PostgresClaimingQueue
@@ -202,11 +210,10 @@ extension DaemonCommand {
             printError(line.split(whereSeparator: \.isNewline).joined(separator: " "))
             throw ExitCode.failure
         }
-        let configuration = FleetWorker.Configuration(slots: fleetSlots ?? maxConcurrentDownloads ?? 5)
         logger.info(
             "one service of a fleet",
             metadata: ["queue": "\(queueName)", "owner": "\(queue.owner)", "store": "\(queue.location)"])
-        return FleetWorker(manager: manager, queue: queue, configuration: configuration, logger: logger)
+        return queue
     }
 
     /// Writes the limits given on the command line into the queue (the others stay as the

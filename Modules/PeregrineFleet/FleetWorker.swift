@@ -47,13 +47,17 @@ public final class FleetWorker: Sendable {
         /// The longest wait between claims while idle: how soon a lease another service let
         /// expire is taken over (new work wakes the worker at once through the queue).
         public var idleClaimInterval: Duration
+        /// The most connections one task may open here, whatever it was added with: what this
+        /// service's claims count against the fleet's connections per origin. Nil: as added.
+        public var maxConnectionsPerTask: Int?
 
         /// A configuration.
         public init(
             slots: Int = 5, claimBatch: Int = 50, renewalInterval: Duration? = nil,
             initialBackoff: Duration = .milliseconds(100), maximumBackoff: Duration = .seconds(5),
-            idleClaimInterval: Duration = .seconds(1)
+            idleClaimInterval: Duration = .seconds(1), maxConnectionsPerTask: Int? = nil
         ) {
+            self.maxConnectionsPerTask = maxConnectionsPerTask.map { max(1, $0) }
             self.slots = max(1, slots)
             self.claimBatch = max(1, claimBatch)
             self.renewalInterval = renewalInterval
@@ -92,6 +96,7 @@ public final class FleetWorker: Sendable {
     private let logger: Logger
     private let state = Mutex(State())
     private let signal = FleetSignal()
+    private let willStart: @Sendable (StoredTask) -> Void
 
     private struct State {
         /// The leases held, by URL, as claimed.
@@ -101,11 +106,14 @@ public final class FleetWorker: Sendable {
         var statistics = Statistics()
     }
 
-    /// A worker for `manager` on `queue`.
+    /// A worker for `manager` on `queue`; `willStart` is called with each claimed task before
+    /// the manager downloads it (a service applies the task's request options there).
     public init(
         manager: DownloadManager, queue: any ClaimingTaskQueue, configuration: Configuration = Configuration(),
-        logger: Logger = Logger(label: "peregrine.fleet")
+        logger: Logger = Logger(label: "peregrine.fleet"),
+        willStart: @escaping @Sendable (StoredTask) -> Void = { _ in }
     ) {
+        self.willStart = willStart
         self.manager = manager
         self.queue = queue
         self.configuration = configuration
@@ -182,6 +190,11 @@ public final class FleetWorker: Sendable {
             state.statistics.claimed += 1
             if lease.previousOwner != nil { state.statistics.takenOver += 1 }
         }
+        willStart(task)
+        // What the task was added with, within this service's connections per task.
+        var connections = task.maxConnections
+        if let cap = configuration.maxConnectionsPerTask { connections = min(connections ?? cap, cap) }
+        let speedLimit = task.speedLimit.flatMap { try? SpeedLimit(bytesPerSecond: $0) }
         do throws(DownloadManagerError) {
             if manager.task(task.urlString) != nil {
                 // Known from an earlier lease of this service: continue it where it is.
@@ -192,12 +205,15 @@ public final class FleetWorker: Sendable {
                     expectedLength: task.expectedLength, in: DownloadListKey(task.list))
                 // The copy is the manager's now; the previous owner's file is left over.
                 unlink(partial.path)
+                _ = manager.engine.setMaxConnections(connections, forTask: task.urlString)
+                _ = manager.setSpeedLimit(speedLimit, forTask: task.urlString)
+                _ = try? manager.engine.setMirrors(task.mirrors, forTask: task.urlString)
                 _ = try manager.resumeTasks([task.urlString])
                 state.withLock { $0.statistics.resumed += 1 }
             } else {
                 let item = DownloadItem(
                     task.urlString, preferredFileName: task.preferredFileName, checksum: task.checksum,
-                    startsImmediately: true)
+                    maxConnections: connections, startsImmediately: true, speedLimit: speedLimit, mirrors: task.mirrors)
                 _ = try manager.download([item], in: DownloadListKey(task.list))
             }
         } catch {
@@ -209,6 +225,20 @@ public final class FleetWorker: Sendable {
                 state.outcomes[task.urlString] = failed
             }
         }
+    }
+
+    /// A held task as the queue keeps it: the manager's record (its progress, its partial file,
+    /// its validator) with what the task was added with to the fleet, which the manager does not
+    /// keep or keeps lowered to this service's limits — its meta info (the options), mirrors,
+    /// connections and speed limit — so that a service that takes it over gets them too.
+    private func queueRecord(of claimed: StoredTask) -> StoredTask {
+        guard let snapshot = manager.task(claimed.urlString) else { return claimed }
+        var task = StoredTask(snapshot.record)
+        task.metaInfo.merge(claimed.metaInfo) { _, added in added }
+        task.mirrors = claimed.mirrors
+        task.maxConnections = claimed.maxConnections
+        task.speedLimit = claimed.speedLimit
+        return task
     }
 
     /// The previous owner's partial file, cut to the offset it recorded (bytes after it may not
@@ -227,8 +257,7 @@ public final class FleetWorker: Sendable {
     private func renew() throws(StoreError) {
         let progress = state.withLock { state in
             state.held.values.map { claimed -> StoredTask in
-                guard let snapshot = manager.task(claimed.urlString) else { return claimed }
-                var task = StoredTask(snapshot.record)
+                var task = queueRecord(of: claimed)
                 task.state = .downloading
                 return task
             }
@@ -285,7 +314,7 @@ public final class FleetWorker: Sendable {
             guard !held.isEmpty else { return }
             _ = try? manager.stopTasks(held.map(\.urlString))
             let progress = held.map { claimed -> StoredTask in
-                manager.task(claimed.urlString).map { StoredTask($0.record) } ?? claimed
+                queueRecord(of: claimed)
             }
             _ = try queue.release(progress)
         } catch {
@@ -313,7 +342,7 @@ public final class FleetWorker: Sendable {
             }
             let recorded = state.withLock { state -> Bool in
                 guard let claimed = state.held.removeValue(forKey: url) else { return false }
-                var outcome = manager.task(url).map { StoredTask($0.record) } ?? claimed
+                var outcome = queueRecord(of: claimed)
                 outcome.state = ended
                 state.outcomes[url] = outcome
                 return true

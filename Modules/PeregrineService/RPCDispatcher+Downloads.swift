@@ -34,7 +34,8 @@ extension RPCDispatcher {
         // In a fleet the queue decides, also for a URL this service holds or held.
         if let queue = configuration.fleetQueue {
             return try addToFleet(
-                url, options: options, fileName: fileName, mirrors: uris.count - 1, position: position, queue: queue)
+                url, options: options, fileName: fileName, mirrors: Array(uris.dropFirst()), position: position,
+                queue: queue)
         }
         if let existing = manager.engine.task(url)?.urlString {
             return .string(readd(existing).description)

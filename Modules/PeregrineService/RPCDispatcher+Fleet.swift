@@ -8,18 +8,24 @@ import PeregrineCore
 #endif
 
 extension RPCDispatcher {
-    /// The per-download options a fleet's queue carries to the service that claims the task.
-    static let fleetOptions: Set<String> = ["out", "checksum"]
+    /// The per-download options a fleet's queue carries to the service that claims the task:
+    /// the file name, the checksum, the connections, the speed limit and the request headers.
+    /// `dir` (a directory under the adding service's root, which the claiming host may not
+    /// have), `pause` and a position are refused.
+    static let fleetOptions: Set<String> = [
+        "out", "checksum", "split", "max-connection-per-server", "max-download-limit", "header",
+    ]
 
     /// `aria2.addUri` on a service of a fleet (``RPCServiceConfiguration/fleetQueue``): the URL
-    /// goes into the shared queue, where any service of the fleet may claim it, and the answer
-    /// is a GID of this service's. Until a service claims it, `tellStatus` reports it
-    /// `waiting`; then as the queue records it (see ``fleetStatusObject(gid:url:queue:)``).
+    /// goes into the shared queue, where any service of the fleet may claim it, with its other
+    /// URIs as mirrors and its options, and the answer is its GID (`GID.fleet`). Until a
+    /// service claims it, `tellStatus` reports it `waiting`; then as the queue records it (see
+    /// ``fleetStatusObject(gid:url:queue:)``). The claiming service applies the options
+    /// (``adoptFleetTask(_:)``).
     func addToFleet(
-        _ url: String, options: DownloadOptions, fileName: String?, mirrors: Int, position: Int?,
+        _ url: String, options: DownloadOptions, fileName: String?, mirrors: [String], position: Int?,
         queue: any ClaimingTaskQueue
     ) throws(RPCError) -> JSONValue {
-        guard mirrors == 0 else { throw RPCError("A fleet's shared queue takes one URI per download.") }
         if let unsupported = options.values.keys.filter({ !Self.fleetOptions.contains($0) }).sorted().first {
             throw RPCError("The option \(unsupported) is not carried by the fleet's shared queue.")
         }
@@ -27,14 +33,25 @@ extension RPCDispatcher {
         // The queue's key is the normalized URL, so that every service (and every spelling of
         // the URL) names the same task.
         let key: String
+        var mirrorKeys: [String] = []
         do throws(URLValidationError) {
             key = try DownloadURL(url).normalizedKey
+            for mirror in mirrors {
+                let mirrorKey = try DownloadURL(mirror).normalizedKey
+                if mirrorKey != key, !mirrorKeys.contains(mirrorKey) { mirrorKeys.append(mirrorKey) }
+            }
         } catch {
-            throw RPCError("Invalid URI \(url): \(error)")
+            throw RPCError("Invalid URI: \(error)")
         }
-        let task = StoredTask(
+        var task = StoredTask(
             urlString: key, preferredFileName: fileName, state: .pending, addedAt: Date(),
             checksum: options.values["checksum"])
+        task.mirrors = mirrorKeys
+        task.maxConnections = connections(options, servers: 1 + mirrorKeys.count)
+        task.speedLimit = speedLimit(options)?.bytesPerSecond
+        if !options.values.isEmpty {
+            task.metaInfo[MetaKey.options] = .dictionary(options.values.mapValues { .string($0) })
+        }
         do throws(StoreError) {
             // A URL the queue already has is left as it is; its GID here is the same one.
             _ = try queue.enqueue([task])
@@ -45,6 +62,23 @@ extension RPCDispatcher {
             state.table.gid(for: key, preferring: GID.fleet(key), using: &state.generator).0
         }
         return .string(gid.description)
+    }
+
+    /// Makes a task this service claimed from the fleet's queue this service's download, before
+    /// the worker starts it: its GID is the fleet's, and the options it was added with (kept in
+    /// its meta info) apply here — the request headers go to the request table, `getOption`
+    /// answers them.
+    public func adoptFleetTask(_ task: StoredTask) {
+        let url = task.urlString
+        var options = DownloadOptions()
+        if case .dictionary(let stored) = task.metaInfo[MetaKey.options] {
+            for case (let key, .string(let value)) in stored { options.values[key] = value }
+        }
+        state.withLock { state in
+            let (gid, _) = state.table.gid(for: url, preferring: GID.fleet(url), using: &state.generator)
+            if !options.values.isEmpty { state.options[gid] = options }
+        }
+        applyRequestOptions(options, to: url)
     }
 
     /// `tellStatus`'s object for a task of the fleet's queue that this service does not hold:

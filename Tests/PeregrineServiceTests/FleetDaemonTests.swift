@@ -277,8 +277,8 @@ import Testing
     /// Two services sharing one download directory: the first is killed with SIGKILL while it
     /// downloads a file it has recorded progress of; the second, started afterwards, claims the
     /// task once the lease ran out and continues the dead service's partial file with a `Range`
-    /// request from the recorded offset (a 206 in nginx's log) rather than from zero, and the
-    /// file is right byte for byte.
+    /// request from the recorded offset (a 206 in nginx's log) rather than from zero, with the
+    /// request header the download was added with, and the file is right byte for byte.
     @Test func aTaskTakenOverContinuesTheDeadServicesPartialFile() async throws {
         let tool = try #require(Self.peregrined, "no peregrined beside the tests: build with --build-tests")
         let scratch = try TemporaryDirectory(prefix: "fleet-takeover")
@@ -294,7 +294,8 @@ import Testing
             NginxServer.Configuration(
                 limitRate: 131_072, extraDirectives: ["access_log \(accessLog) takeover;"],
                 httpDirectives: [
-                    "log_format takeover '$request_uri $status $body_bytes_sent \"$http_range\" [$request_completion]';"
+                    "log_format takeover '$request_uri $status $body_bytes_sent \"$http_range\" [$request_completion]"
+                        + " $http_x_fleet';"
                 ]))
         defer { nginx.stop() }
         var random = SeededRandom(seed: 2711)
@@ -314,7 +315,9 @@ import Testing
         }
         let first = try await service("first")
         defer { first.stop() }
-        let added = try await first.call("aria2.addUri", "[\"\(nginx.httpURL("/big.bin"))\"]")
+        // A request header the queue carries to whichever service downloads the file.
+        let added = try await first.call(
+            "aria2.addUri", "[\"\(nginx.httpURL("/big.bin"))\"], {\"header\": [\"X-Fleet: carried\"]}")
         let gid = try #require(added["result"] as? String, "\(added)")
 
         // Killed once the queue holds a quarter of the file as its progress.
@@ -357,7 +360,8 @@ import Testing
         let lines = try String(contentsOfFile: accessLog, encoding: .utf8).split(separator: "\n").map {
             $0.split(separator: " ").map(String.init)
         }
-        try #require(lines.count == 2, "\(lines)")
+        try #require(lines.count == 2 && lines.allSatisfy { $0.count == 6 }, "\(lines)")
+        #expect(lines.allSatisfy { $0[5] == "carried" }, "the heir did not send the header: \(lines)")
         #expect(lines[0][1] == "200" && lines[0][4] != "[OK]", "\(lines[0])")
         #expect(lines[1][1] == "206" && lines[1][4] == "[OK]", "\(lines[1])")
         let offset = Int(lines[1][3].dropFirst(7).dropLast(2)) ?? -1

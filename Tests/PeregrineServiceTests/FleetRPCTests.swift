@@ -195,13 +195,30 @@ import Testing
         // What the queue cannot carry is refused, not dropped.
         for params in [
             "[\"http://example.com/d.bin\"], {\"dir\":\"sub\"}",
-            "[\"http://example.com/d.bin\", \"http://mirror.example.com/d.bin\"]",
+            "[\"http://example.com/d.bin\"], {\"pause\":\"true\"}",
             "[\"http://example.com/d.bin\"], {}, 0",
+            "[\"http://example.com/d.bin\", \"not a uri\"]",
         ] {
             let refused = try await call(service, "aria2.addUri", params)
             #expect(refused["error"] != nil, "\(params): \(refused)")
         }
         #expect(queue.entriesByURL.withLock { $0.count } == 1)
+
+        // Mirrors, connections, a speed limit and request headers go with the task.
+        let carried = try await call(
+            service, "aria2.addUri",
+            #"["http://example.com/m.bin", "HTTP://Mirror.example.com/m.bin"], {"split":"4","max-connection-per-server":"2","max-download-limit":"65536","header":["X-Token: abc"]}"#
+        )
+        #expect(carried["result"] is String, "\(carried)")
+        let queued = try #require(queue.entriesByURL.withLock { $0["http://example.com/m.bin"]?.task })
+        #expect(queued.mirrors == ["http://mirror.example.com/m.bin"])
+        #expect(queued.maxConnections == 4 && queued.speedLimit == 65536)
+        guard case .dictionary(let options) = queued.metaInfo["aria2.options"] else {
+            Issue.record("no options in the queued task's meta info: \(queued.metaInfo)")
+            return
+        }
+        #expect(options["header"] == .string("X-Token: abc"), "\(options)")
+        queue.update("http://example.com/m.bin") { $0.task.state = .finished }
 
         // The dashboard's peregrine.addUris goes into the queue too; a list or a pause is refused.
         let dashboard = try await call(service, "peregrine.addUris", "[\"http://example.com/e.bin\"]")
@@ -210,7 +227,7 @@ import Testing
         #expect(try await status(service, rowGID)["status"] as? String == "waiting")
         let paused = try await call(service, "peregrine.addUris", "[\"http://example.com/f.bin\"], {\"pause\":true}")
         #expect(paused["error"] != nil, "\(paused)")
-        #expect(queue.entriesByURL.withLock { $0.count } == 2)
+        #expect(queue.entriesByURL.withLock { $0.count } == 3)
         #expect(manager.engine.tasks().isEmpty)
     }
 
