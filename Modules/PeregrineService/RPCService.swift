@@ -2,6 +2,7 @@ import Hummingbird
 import HummingbirdWebSocket
 import Logging
 import Peregrine
+import PeregrineCore
 import ServiceLifecycle
 import Synchronization
 
@@ -94,9 +95,11 @@ public final class RPCService: Service, Sendable {
         let listChanges = dispatcher.manager.events()
         let listFollower = Task { [dispatcher] in await dispatcher.followListChanges(listChanges) }
         defer { listFollower.cancel() }
-        // In a fleet, what the other services finish reaches this service's clients too.
+        // In a fleet, what the other services finish reaches this service's clients too (read
+        // from the database on the threads for blocking calls, not the cooperative pool's).
         let fleetFollower = configuration.fleetQueue.map { queue in
-            Task { [dispatcher] in await dispatcher.followFleet(queue) }
+            Task(executorPreference: BlockingCallExecutor.shared) { [dispatcher] in await dispatcher.followFleet(queue)
+            }
         }
         defer { fleetFollower?.cancel() }
         do {
