@@ -51,6 +51,7 @@ PG=$WORK/pg
 mkdir -p "$PG" "$WORK/www/f" "$WORK/logs"
 RUN_AS=()
 if [[ $EUID -eq 0 ]]; then
+    chmod 711 "$WORK"
     chown nobody:nogroup "$PG"
     RUN_AS=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
 fi

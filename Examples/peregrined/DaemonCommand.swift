@@ -176,7 +176,8 @@ struct DaemonCommand: AsyncParsableCommand {
             let dispatcher = service.dispatcher
             let worker = FleetWorker(
                 manager: manager, queue: fleetQueue,
-                configuration: FleetWorker.Configuration(slots: slots, maxConnectionsPerTask: split), logger: logger,
+                configuration: FleetWorker.Configuration(slots: slots, maxConnectionsPerTask: split, prefetch: slots),
+                logger: logger,
                 willStart: { dispatcher.adoptFleetTask($0) })
             services.append(
                 .init(service: FleetService(worker: worker), successTerminationBehavior: .gracefullyShutdownGroup))

@@ -12,8 +12,9 @@ import Synchronization
 /// with the manager, renews their leases with their progress while they run, and finishes them
 /// in the queue in batches (issue 20).
 ///
-/// - **Claims.** At most ``Configuration/slots`` tasks are held at once; free slots are filled
-///   in batches of up to ``Configuration/claimBatch``. When a claim finds nothing the worker
+/// - **Claims.** At most ``Configuration/slots`` tasks download at once, and up to
+///   ``Configuration/prefetch`` more wait in the manager's queue; free places are filled in
+///   batches of up to ``Configuration/claimBatch``. When a claim finds nothing the worker
 ///   waits for the queue's wake-up (`LISTEN/NOTIFY` on PostgreSQL) or its renewal period,
 ///   whichever comes first.
 /// - **Take-over.** A task claimed from an owner whose lease expired resumes from its recorded
@@ -21,7 +22,7 @@ import Synchronization
 ///   download directory — a directory the services share — with a validator for `If-Range`;
 ///   otherwise it starts from zero.
 /// - **Finishing.** A task's `finished` or `failed` event ends it in the queue, batched with
-///   the others that ended meanwhile. The queue refuses a task whose lease this worker lost: it
+///   the others that end within ``Configuration/finishDelay``. The queue refuses a task whose lease this worker lost: it
 ///   is counted in ``Statistics/refused`` and never reported finished.
 /// - **A lost database.** A failing queue call stops claiming and is retried with exponential
 ///   backoff (``Configuration/initialBackoff`` to ``Configuration/maximumBackoff``). Downloads
@@ -36,6 +37,13 @@ public final class FleetWorker: Sendable {
     public struct Configuration: Sendable {
         /// Tasks held at once (the service's share of the fleet's concurrency).
         public var slots: Int
+        /// Tasks claimed beyond the slots: they wait in the manager's queue, so that a slot
+        /// that frees starts the next task at once, without a round trip to the queue. They hold
+        /// leases, and count against the fleet's limits, while they wait.
+        public var prefetch: Int
+        /// How long an ended task may wait before it is finished in the queue, so that the
+        /// tasks that end within it share one durable commit.
+        public var finishDelay: Duration
         /// The most tasks claimed by one call.
         public var claimBatch: Int
         /// How often held leases are renewed; a third of the queue's lease duration by default.
@@ -55,8 +63,11 @@ public final class FleetWorker: Sendable {
         public init(
             slots: Int = 5, claimBatch: Int = 50, renewalInterval: Duration? = nil,
             initialBackoff: Duration = .milliseconds(100), maximumBackoff: Duration = .seconds(5),
-            idleClaimInterval: Duration = .seconds(1), maxConnectionsPerTask: Int? = nil
+            idleClaimInterval: Duration = .seconds(1), maxConnectionsPerTask: Int? = nil, prefetch: Int = 0,
+            finishDelay: Duration = .milliseconds(20)
         ) {
+            self.prefetch = max(0, prefetch)
+            self.finishDelay = max(.zero, finishDelay)
             self.maxConnectionsPerTask = maxConnectionsPerTask.map { max(1, $0) }
             self.slots = max(1, slots)
             self.claimBatch = max(1, claimBatch)
@@ -103,6 +114,8 @@ public final class FleetWorker: Sendable {
         var held: [String: StoredTask] = [:]
         /// Ended tasks waiting to be finished in the queue.
         var outcomes: [String: StoredTask] = [:]
+        /// When the oldest of ``outcomes`` ended.
+        var outcomesSince: ContinuousClock.Instant?
         var statistics = Statistics()
     }
 
@@ -154,7 +167,12 @@ public final class FleetWorker: Sendable {
         var backoff = configuration.initialBackoff
         while !Task.isCancelled {
             do throws(StoreError) {
-                try flushOutcomes()
+                // Ended tasks are finished together once the oldest waited `finishDelay` (or a
+                // claim's worth ended): one durable commit for all of them.
+                let (ended, since) = state.withLock { ($0.outcomes.count, $0.outcomesSince) }
+                if let since, ended >= configuration.claimBatch || clock.now - since >= configuration.finishDelay {
+                    try flushOutcomes()
+                }
                 if clock.now - lastRenewal >= renewal {
                     try renew()
                     lastRenewal = clock.now
@@ -163,7 +181,11 @@ public final class FleetWorker: Sendable {
                 let claimed = try claim()
                 backoff = configuration.initialBackoff
                 if claimed > 0 { continue }
-                await signal.wait(timeout: min(renewal, configuration.idleClaimInterval))
+                var wait = min(renewal, configuration.idleClaimInterval)
+                if let since = state.withLock({ $0.outcomesSince }) {
+                    wait = min(wait, max(.zero, since + configuration.finishDelay - clock.now))
+                }
+                await signal.wait(timeout: wait)
             } catch {
                 state.withLock { $0.statistics.failedCalls += 1 }
                 logger.warning("the queue is unreachable, retrying in \(backoff): \(error.message)")
@@ -174,56 +196,94 @@ public final class FleetWorker: Sendable {
         }
     }
 
-    /// Fills free slots; returns how many tasks it claimed.
+    /// Fills free slots and the prefetch; returns how many tasks it claimed. An ended task frees
+    /// its slot at once, while it waits to be finished in the queue. With a prefetch, a claim
+    /// waits until half of it is free (unless a slot would idle), so that claims and additions
+    /// come in batches.
     private func claim() throws(StoreError) -> Int {
-        let free = configuration.slots - state.withLock { $0.held.count + $0.outcomes.count }
-        guard free > 0 else { return 0 }
+        let held = state.withLock { $0.held.count }
+        let free = configuration.slots + configuration.prefetch - held
+        guard free > 0, held < configuration.slots || free >= max(1, configuration.prefetch / 2) else { return 0 }
         let leases = try queue.claim(limit: min(free, configuration.claimBatch))
-        for lease in leases { start(lease) }
+        start(leases)
         return leases.count
     }
 
-    private func start(_ lease: TaskLease) {
-        let task = lease.task
-        state.withLock { state in
-            state.held[task.urlString] = task
-            state.statistics.claimed += 1
-            if lease.previousOwner != nil { state.statistics.takenOver += 1 }
-        }
-        willStart(task)
-        // What the task was added with, within this service's connections per task.
-        var connections = task.maxConnections
-        if let cap = configuration.maxConnectionsPerTask { connections = min(connections ?? cap, cap) }
-        let speedLimit = task.speedLimit.flatMap { try? SpeedLimit(bytesPerSecond: $0) }
-        do throws(DownloadManagerError) {
-            if manager.task(task.urlString) != nil {
-                // Known from an earlier lease of this service: continue it where it is.
-                _ = try manager.resumeTasks([task.urlString])
-            } else if let partial = partialFile(of: task) {
-                try manager.resumeOuterDownload(
-                    urlString: task.urlString, partialFile: partial.path, validator: partial.validator,
-                    expectedLength: task.expectedLength, in: DownloadListKey(task.list))
-                // The copy is the manager's now; the previous owner's file is left over.
-                unlink(partial.path)
-                _ = manager.engine.setMaxConnections(connections, forTask: task.urlString)
-                _ = manager.setSpeedLimit(speedLimit, forTask: task.urlString)
-                _ = try? manager.engine.setMirrors(task.mirrors, forTask: task.urlString)
-                _ = try manager.resumeTasks([task.urlString])
-                state.withLock { $0.statistics.resumed += 1 }
-            } else {
-                let item = DownloadItem(
-                    task.urlString, preferredFileName: task.preferredFileName, checksum: task.checksum,
-                    maxConnections: connections, startsImmediately: true, speedLimit: speedLimit, mirrors: task.mirrors)
-                _ = try manager.download([item], in: DownloadListKey(task.list))
-            }
-        } catch {
-            logger.error("cannot start \(task.urlString): \(error)")
-            var failed = task
-            failed.state = .failed(FailureReason(.unknown, message: "\(error)"))
+    /// Hands claimed tasks to the manager: new ones in one addition per list (one durable write
+    /// of the store for the batch), the others one by one.
+    private func start(_ leases: [TaskLease]) {
+        var fresh: [String: [(task: StoredTask, item: DownloadItem)]] = [:]
+        for lease in leases {
+            let task = lease.task
             state.withLock { state in
-                state.held[task.urlString] = nil
-                state.outcomes[task.urlString] = failed
+                state.held[task.urlString] = task
+                state.statistics.claimed += 1
+                if lease.previousOwner != nil { state.statistics.takenOver += 1 }
             }
+            willStart(task)
+            // What the task was added with, within this service's connections per task.
+            var connections = task.maxConnections
+            if let cap = configuration.maxConnectionsPerTask { connections = min(connections ?? cap, cap) }
+            let speedLimit = task.speedLimit.flatMap { try? SpeedLimit(bytesPerSecond: $0) }
+            do throws(DownloadManagerError) {
+                if manager.task(task.urlString) != nil {
+                    // Known from an earlier lease of this service: continue it where it is.
+                    _ = try manager.resumeTasks([task.urlString])
+                } else if let partial = partialFile(of: task) {
+                    try manager.resumeOuterDownload(
+                        urlString: task.urlString, partialFile: partial.path, validator: partial.validator,
+                        expectedLength: task.expectedLength, in: DownloadListKey(task.list))
+                    // The copy is the manager's now; the previous owner's file is left over.
+                    unlink(partial.path)
+                    _ = manager.engine.setMaxConnections(connections, forTask: task.urlString)
+                    _ = manager.setSpeedLimit(speedLimit, forTask: task.urlString)
+                    _ = try? manager.engine.setMirrors(task.mirrors, forTask: task.urlString)
+                    _ = try manager.resumeTasks([task.urlString])
+                    state.withLock { $0.statistics.resumed += 1 }
+                } else {
+                    let item = DownloadItem(
+                        task.urlString, preferredFileName: task.preferredFileName, checksum: task.checksum,
+                        maxConnections: connections, startsImmediately: true, speedLimit: speedLimit,
+                        mirrors: task.mirrors)
+                    fresh[task.list, default: []].append((task, item))
+                }
+            } catch {
+                failToStart(task, error)
+            }
+        }
+        for (list, batch) in fresh {
+            do throws(DownloadManagerError) {
+                let addition = try manager.download(batch.map(\.item), in: DownloadListKey(list)).addition
+                // What the manager refused (an invalid URL or checksum) ends here, failed, rather
+                // than holding its lease for ever.
+                for refused in addition.invalid {
+                    failed(refused.urlString, batch, DownloadManagerError(.invalidURL, "\(refused.error)"))
+                }
+                for refused in addition.invalidChecksums {
+                    failed(refused.urlString, batch, DownloadManagerError(.invalidChecksum, "\(refused.error)"))
+                }
+            } catch {
+                for (task, _) in batch { failToStart(task, error) }
+            }
+        }
+    }
+
+    private func failed(
+        _ urlString: String, _ batch: [(task: StoredTask, item: DownloadItem)], _ error: DownloadManagerError
+    ) {
+        if let task = batch.first(where: { $0.item.urlString == urlString })?.task { failToStart(task, error) }
+    }
+
+    /// Ends a claimed task that the manager could not take as failed (finished in the queue
+    /// with the others).
+    private func failToStart(_ task: StoredTask, _ error: DownloadManagerError) {
+        logger.error("cannot start \(task.urlString): \(error)")
+        var failed = task
+        failed.state = .failed(FailureReason(.unknown, message: "\(error)"))
+        state.withLock { state in
+            state.held[task.urlString] = nil
+            if state.outcomes.isEmpty { state.outcomesSince = .now }
+            state.outcomes[task.urlString] = failed
         }
     }
 
@@ -282,6 +342,7 @@ public final class FleetWorker: Sendable {
         let ended = try queue.finish(outcomes)
         state.withLock { state in
             for outcome in outcomes { state.outcomes[outcome.urlString] = nil }
+            if state.outcomes.isEmpty { state.outcomesSince = nil }
             state.statistics.finished += ended.count
             state.statistics.refused += outcomes.count - ended.count
         }
@@ -344,6 +405,7 @@ public final class FleetWorker: Sendable {
                 guard let claimed = state.held.removeValue(forKey: url) else { return false }
                 var outcome = queueRecord(of: claimed)
                 outcome.state = ended
+                if state.outcomes.isEmpty { state.outcomesSince = .now }
                 state.outcomes[url] = outcome
                 return true
             }

@@ -114,7 +114,33 @@ extension RPCDispatcher {
             guard case .string(let method)? = item.objectValue?["methodName"] else { return false }
             return Self.groupCommitMethods.contains(method) || Self.readOnlyMethods.contains(method)
         }
+        if let queue = configuration.fleetQueue,
+            calls.allSatisfy({ $0.objectValue?["methodName"] == .string("aria2.addUri") })
+        {
+            return .array(await multicallIntoFleet(run, queue: queue))
+        }
         return .array(groupable ? await manager.withGroupCommit(run) : await run())
+    }
+
+    /// A fleet service's `system.multicall` of `aria2.addUri` only: the additions go into the
+    /// shared queue in one statement (one durable commit instead of one a download), after
+    /// every call was checked. When that fails, every call that was accepted answers the error.
+    private func multicallIntoFleet(
+        _ run: () async -> [JSONValue], queue: any ClaimingTaskQueue
+    ) async -> [JSONValue] {
+        let batch = FleetBatch()
+        var answers = await FleetBatch.$current.withValue(batch) { await run() }
+        let tasks = batch.tasks
+        guard !tasks.isEmpty else { return answers }
+        do throws(StoreError) {
+            _ = try await withTaskExecutorPreference(BlockingCallExecutor.shared) { () throws(StoreError) in
+                try queue.enqueue(tasks)
+            }
+        } catch {
+            let failure = RPCError("The fleet's shared queue is unreachable: \(error.message)").json
+            for index in answers.indices where answers[index].arrayValue != nil { answers[index] = failure }
+        }
+        return answers
     }
 
     /// The methods a `system.multicall` may run with one sync for all of its calls: their only

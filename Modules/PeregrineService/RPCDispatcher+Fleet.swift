@@ -1,5 +1,6 @@
 import Peregrine
 import PeregrineCore
+import Synchronization
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -52,11 +53,16 @@ extension RPCDispatcher {
         if !options.values.isEmpty {
             task.metaInfo[MetaKey.options] = .dictionary(options.values.mapValues { .string($0) })
         }
-        do throws(StoreError) {
-            // A URL the queue already has is left as it is; its GID here is the same one.
-            _ = try queue.enqueue([task])
-        } catch {
-            throw RPCError("The fleet's shared queue is unreachable: \(error.message)")
+        if let batch = FleetBatch.current {
+            // A multicall of additions: enqueued with the others once all were checked.
+            batch.append(task)
+        } else {
+            do throws(StoreError) {
+                // A URL the queue already has is left as it is; its GID here is the same one.
+                _ = try queue.enqueue([task])
+            } catch {
+                throw RPCError("The fleet's shared queue is unreachable: \(error.message)")
+            }
         }
         let gid = state.withLock { state in
             state.table.gid(for: key, preferring: GID.fleet(key), using: &state.generator).0
@@ -219,4 +225,17 @@ extension RPCDispatcher {
         }
         return object
     }
+}
+
+/// The additions of one `system.multicall` on a fleet service, enqueued together when the
+/// calls are done (``RPCDispatcher/addToFleet(_:options:fileName:mirrors:position:queue:)``).
+final class FleetBatch: Sendable {
+    /// The batch of the multicall the calling task runs, if any.
+    @TaskLocal static var current: FleetBatch?
+
+    private let pending = Mutex<[StoredTask]>([])
+
+    func append(_ task: StoredTask) { pending.withLock { $0.append(task) } }
+
+    var tasks: [StoredTask] { pending.withLock { $0 } }
 }

@@ -17,8 +17,12 @@ import Testing
         let entriesByURL = Mutex<[String: QueuedTask]>([:])
         let isReachable = Atomic<Bool>(true)
 
+        /// How many tasks each `enqueue` call carried.
+        let enqueueCalls = Mutex<[Int]>([])
+
         func enqueue(_ tasks: [StoredTask]) throws(StoreError) -> [String] {
             try check()
+            enqueueCalls.withLock { $0.append(tasks.count) }
             let added: [String] = entriesByURL.withLock { entries in
                 tasks.compactMap { task in
                     guard entries[task.urlString] == nil else { return nil }
@@ -220,6 +224,28 @@ import Testing
         #expect(options["header"] == .string("X-Token: abc"), "\(options)")
         queue.update("http://example.com/m.bin") { $0.task.state = .finished }
 
+        // A multicall of additions goes into the queue in one call; when that fails, each
+        // accepted call answers the error, and a refused one keeps its own.
+        let calls = (1...3).map { #"{"methodName":"aria2.addUri","params":[["http://example.com/batch\#($0).bin"]]}"# }
+        queue.enqueueCalls.withLock { $0 = [] }
+        let batch = try await call(service, "system.multicall", "[\(calls.joined(separator: ","))]")
+        let batchResults = try #require(batch["result"] as? [Any], "\(batch)")
+        #expect(batchResults.allSatisfy { ($0 as? [Any])?.first is String }, "\(batch)")
+        #expect(queue.enqueueCalls.withLock { $0 } == [3])
+        queue.isReachable.store(false, ordering: .relaxed)
+        let refusedCall = #"{"methodName":"aria2.addUri","params":[["http://example.com/x.bin"],{"dir":"sub"}]}"#
+        let failedBatch = try await call(
+            service, "system.multicall",
+            "[\(calls.joined(separator: ",").replacingOccurrences(of: "batch", with: "later")),\(refusedCall)]")
+        queue.isReachable.store(true, ordering: .relaxed)
+        let failedResults = try #require(failedBatch["result"] as? [[String: Any]], "\(failedBatch)")
+        #expect(failedResults.count == 4)
+        #expect(
+            failedResults.prefix(3).allSatisfy { ($0["message"] as? String)?.contains("unreachable") == true },
+            "\(failedBatch)")
+        #expect((failedResults[3]["message"] as? String)?.contains("dir") == true, "\(failedBatch)")
+        #expect(queue.entriesByURL.withLock { $0.keys.filter { $0.contains("later") } }.isEmpty)
+
         // The dashboard's peregrine.addUris goes into the queue too; a list or a pause is refused.
         let dashboard = try await call(service, "peregrine.addUris", "[\"http://example.com/e.bin\"]")
         let rows = try #require(dashboard["result"] as? [[String: Any]], "\(dashboard)")
@@ -227,7 +253,7 @@ import Testing
         #expect(try await status(service, rowGID)["status"] as? String == "waiting")
         let paused = try await call(service, "peregrine.addUris", "[\"http://example.com/f.bin\"], {\"pause\":true}")
         #expect(paused["error"] != nil, "\(paused)")
-        #expect(queue.entriesByURL.withLock { $0.count } == 3)
+        #expect(queue.entriesByURL.withLock { $0.count } == 6)
         #expect(manager.engine.tasks().isEmpty)
     }
 
