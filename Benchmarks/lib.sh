@@ -51,6 +51,14 @@ NGINX_PID=
 NGINX_DIR=
 NGINX_PORT=
 
+free_port() {  # prints a TCP port nothing listens on
+    local port
+    while :; do
+        port=$((20000 + RANDOM % 40000))
+        port_in_use "$port" || { echo "$port"; return; }
+    done
+}
+
 start_nginx() {
     local root=$1 probe=$2 nginx port attempt user="" i
     nginx=$(command -v nginx || echo /usr/sbin/nginx)

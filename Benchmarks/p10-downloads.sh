@@ -82,14 +82,6 @@ head -c $((FILES * BYTES)) /dev/urandom >"$WORK/all.bin"
 start_nginx "$WORK/www" f/00000
 BASE=http://127.0.0.1:$NGINX_PORT/f
 
-free_port() {
-    local port
-    while :; do
-        port=$((20000 + RANDOM % 40000))
-        port_in_use "$port" || { echo "$port"; return; }
-    done
-}
-
 # add_all RPC_URL QUEUE: adds every file through one service, 500 a multicall.
 add_all() {
     python3 - "$1" "$BASE" "$FILES" <<'PY'

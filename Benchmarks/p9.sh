@@ -93,14 +93,6 @@ trap cleanup EXIT
 NGINX_LOCATION_EXTRA="limit_rate $RATE;" start_nginx "$WORK/www" dl/1.bin
 BASE=http://127.0.0.1:$NGINX_PORT
 
-free_port() {
-    local port
-    while :; do
-        port=$((20000 + RANDOM % 40000))
-        port_in_use "$port" || { echo "$port"; return; }
-    done
-}
-
 wait_for_rpc() {  # wait_for_rpc NAME PID URL
     local i
     for i in $(seq 1 200); do
