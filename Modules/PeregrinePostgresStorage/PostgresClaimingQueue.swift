@@ -425,6 +425,7 @@ public final class PostgresClaimingQueue: ClaimingTaskQueue {
                     // A claimed task whose lease ran out waits for the next claim.
                     if stateName == "downloading" { task.state = holder == nil ? .pending : .downloading }
                     if stateName == "pending" { task.state = .pending }
+                    if stateName == "paused" { task.state = .paused }
                     entries.append((QueuedTask(task: task, holder: holder, claims: Int(claims)), order))
                 }
             } catch let error as StoreError {
@@ -448,13 +449,16 @@ public final class PostgresClaimingQueue: ClaimingTaskQueue {
             switch phase {
             case .waiting:
                 (
-                    "state IN ('pending', 'downloading') AND (lease_expires IS NULL OR lease_expires < now())",
+                    """
+                    (state IN ('pending', 'downloading') AND (lease_expires IS NULL OR lease_expires < now())
+                        OR state = 'paused')
+                    """,
                     "added_order \(direction)"
                 )
             case .held: ("state = 'downloading' AND lease_expires >= now()", "added_order \(direction)")
             case .ended:
                 (
-                    "state NOT IN ('pending', 'downloading')",
+                    "state NOT IN ('pending', 'downloading', 'paused')",
                     "ended_order \(direction) NULLS \(backwards ? "LAST" : "FIRST"), added_order \(direction)"
                 )
             }
@@ -477,9 +481,9 @@ public final class PostgresClaimingQueue: ClaimingTaskQueue {
                 """
                 SELECT
                     count(*) FILTER (WHERE state IN ('pending', 'downloading')
-                        AND (lease_expires IS NULL OR lease_expires < now())),
+                        AND (lease_expires IS NULL OR lease_expires < now()) OR state = 'paused'),
                     count(*) FILTER (WHERE state = 'downloading' AND lease_expires >= now()),
-                    count(*) FILTER (WHERE state NOT IN ('pending', 'downloading'))
+                    count(*) FILTER (WHERE state NOT IN ('pending', 'downloading', 'paused'))
                 FROM peregrine_tasks WHERE store = \(queue)
                 """, doing: what)
             do {
@@ -521,6 +525,39 @@ public final class PostgresClaimingQueue: ClaimingTaskQueue {
             LIMIT \(Int64(limit))
             """, ordered: true, doing: what)
         return (rows.map(\.entry), rows.last?.order ?? cursor)
+    }
+
+    public func control(_ urls: [String], _ change: QueueControl) throws(StoreError) -> Set<String> {
+        guard !urls.isEmpty else { return [] }
+        let what = "cannot change \(urls.count) tasks of the queue \(queue) in"
+        let statement: PostgresQuery =
+            switch change {
+            case .pause:
+                """
+                UPDATE peregrine_tasks SET state = 'paused', lease_owner = NULL, lease_expires = NULL
+                WHERE store = \(queue) AND url = ANY(\(urls)::text[]) AND state IN ('pending', 'downloading')
+                RETURNING url
+                """
+            case .resume:
+                """
+                UPDATE peregrine_tasks SET state = 'pending'
+                WHERE store = \(queue) AND url = ANY(\(urls)::text[]) AND state = 'paused'
+                RETURNING url
+                """
+            case .remove:
+                """
+                DELETE FROM peregrine_tasks
+                WHERE store = \(queue) AND url = ANY(\(urls)::text[]) AND state IN ('pending', 'downloading', 'paused')
+                RETURNING url
+                """
+            }
+        var statements: [PostgresQuery] = ["SET LOCAL synchronous_commit = on", statement]
+        // A resumed task is work for idle services.
+        if change == .resume { statements.append("SELECT pg_notify(\(Self.channel), \(queue))") }
+        return try withSession(doing: what) { session throws(StoreError) in
+            let results = try session.transaction(statements, doing: what)
+            return Set(try decodeURLs(results[1]))
+        }
     }
 
     // MARK: Limits

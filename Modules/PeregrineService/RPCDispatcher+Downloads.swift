@@ -96,6 +96,16 @@ extension RPCDispatcher {
     func pause(_ params: RPCParameters) throws(RPCError) -> JSONValue {
         let text = try params.string(0)
         let (gid, url) = try task(text)
+        if let queue = configuration.fleetQueue {
+            // In a fleet the queue pauses it, whoever holds it; here, at once.
+            try fleetControl(.pause, gid: gid, url: url, queue: queue, doing: "paused")
+            if manager.engine.task(url) != nil {
+                setPausedByClient(true, gid: gid, url: url)
+                _ = try? manager.stopTasks([url])
+            }
+            notify("aria2.onDownloadPause", gid: gid)
+            return .string(gid.description)
+        }
         let status = self.status(of: url)
         guard status == .active || status == .waiting else { throw RPCError("GID#\(gid) cannot be paused now") }
         pause(gid: gid, url: url)
@@ -121,6 +131,12 @@ extension RPCDispatcher {
     func unpause(_ params: RPCParameters) throws(RPCError) -> JSONValue {
         let text = try params.string(0)
         let (gid, url) = try task(text)
+        if let queue = configuration.fleetQueue {
+            // Waiting in the queue again, for whichever service claims it next.
+            try fleetControl(.resume, gid: gid, url: url, queue: queue, doing: "unpaused")
+            if manager.engine.task(url) != nil { setPausedByClient(false, gid: gid, url: url) }
+            return .string(gid.description)
+        }
         guard status(of: url) == .paused else { throw RPCError("GID#\(gid) cannot be unpaused now") }
         unpause(gid: gid, url: url)
         return .string(gid.description)
@@ -144,6 +160,17 @@ extension RPCDispatcher {
     func remove(_ params: RPCParameters) throws(RPCError) -> JSONValue {
         let text = try params.string(0)
         let (gid, url) = try task(text)
+        if let queue = configuration.fleetQueue {
+            // Out of the queue, whoever holds it; this service's copy goes as below.
+            try fleetControl(.remove, gid: gid, url: url, queue: queue, doing: "removed")
+            guard manager.engine.task(url) != nil else {
+                state.withLock { state in
+                    state.table.remove(url: url)
+                    state.options[gid] = nil
+                }
+                return .string(gid.description)
+            }
+        }
         let status = self.status(of: url)
         guard status == .active || status == .waiting || status == .paused else {
             throw RPCError("Active Download not found for GID#\(gid)")

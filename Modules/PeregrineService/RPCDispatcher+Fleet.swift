@@ -135,6 +135,16 @@ extension RPCDispatcher {
         return .array(page.map { Self.filter(fleetListObject($0), keys: keys) })
     }
 
+    /// Pauses, resumes or removes a task of the fleet's queue, whoever holds it (its holder
+    /// stops it at its next lease renewal); an error when the queue's task is not in a state
+    /// that allows it (aria2's "cannot be paused now").
+    func fleetControl(
+        _ change: QueueControl, gid: GID, url: String, queue: any ClaimingTaskQueue, doing verb: String
+    ) throws(RPCError) {
+        let changed = try Self.fleetCall { () throws(StoreError) in try queue.control([url], change) }
+        guard changed.contains(url) else { throw RPCError("GID#\(gid) cannot be \(verb) now") }
+    }
+
     /// The most status objects one fleet-wide list call builds.
     static let fleetListLimit = 10_000
 

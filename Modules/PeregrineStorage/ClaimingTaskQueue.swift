@@ -66,11 +66,27 @@ public protocol ClaimingTaskQueue: AnyObject, Sendable {
     /// process), `timeout` passed, or the calling task was cancelled; returns whether a
     /// notification came. Callers read ``endings(after:limit:)`` after every return.
     func waitForEndings(timeout: Duration) async -> Bool
+    /// Pauses, resumes or removes tasks whoever holds them, as a client of any service asks:
+    /// a holder loses the lease (its next renewal answers without the task, and it stops the
+    /// download). Returns the URLs changed: ``QueueControl/pause`` changes waiting and held
+    /// tasks, ``QueueControl/resume`` paused ones, ``QueueControl/remove`` any that did not end.
+    func control(_ urls: [String], _ change: QueueControl) throws(StoreError) -> Set<String>
+}
+
+/// What ``ClaimingTaskQueue/control(_:_:)`` does to tasks.
+public enum QueueControl: Sendable, Hashable {
+    /// Out of the claims until resumed; a holder loses its lease. Progress is kept.
+    case pause
+    /// Claimable again (waiting), with its progress.
+    case resume
+    /// Out of the queue; a holder loses its lease. The URL may be added again.
+    case remove
 }
 
 /// Where a task of a shared queue is, as every owner sees it (``ClaimingTaskQueue/page(_:offset:count:)``).
 public enum QueuePhase: Sendable, Hashable {
-    /// Not held by anyone: never claimed yet, given back, or its holder's lease ran out.
+    /// Not held by anyone: never claimed yet, given back, its holder's lease ran out, or paused
+    /// (``QueueControl/pause``; aria2's `tellWaiting` lists paused downloads too).
     case waiting
     /// Held by an owner whose lease is running.
     case held

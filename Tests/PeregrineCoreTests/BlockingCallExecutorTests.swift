@@ -3,30 +3,9 @@ import PeregrineCore
 import Synchronization
 import Testing
 
-/// Code that blocks, run under `BlockingCallExecutor`, leaves the cooperative pool free.
+/// Code that blocks, run under `BlockingCallExecutor`, runs on the executor's threads, not the
+/// cooperative pool's.
 struct BlockingCallExecutorTests {
-    /// A latch that threads wait on with a deadline (a hang guard, not a timing).
-    final class Latch: @unchecked Sendable {
-        private let condition = NSCondition()
-        private var isOpen = false
-
-        func open() {
-            condition.lock()
-            isOpen = true
-            condition.broadcast()
-            condition.unlock()
-        }
-
-        /// Blocks the calling thread until opened; false when the deadline came first.
-        func wait(seconds: Double) -> Bool {
-            condition.lock()
-            defer { condition.unlock() }
-            let deadline = Date(timeIntervalSinceNow: seconds)
-            while !isOpen { if !condition.wait(until: deadline) { return isOpen } }
-            return true
-        }
-    }
-
     @Test func workUnderTheExecutorRunsOnItsThreads() async {
         let inside = await withTaskExecutorPreference(BlockingCallExecutor.shared) { () async -> Bool in
             await Task.yield()
@@ -36,26 +15,27 @@ struct BlockingCallExecutorTests {
         #expect(!BlockingCallExecutor.shared.isCurrentThread)
     }
 
-    /// As many tasks as the pool has threads block until a task on the pool opens the latch:
-    /// on the pool's threads they would leave it none, and the latch would never open.
-    @Test func blockedTasksLeaveThePoolFree() async {
-        let latch = Latch()
-        let blockers = max(2, ProcessInfo.processInfo.activeProcessorCount)
-        let opened = await withTaskGroup(of: Bool.self) { group in
-            for _ in 0..<blockers {
+    /// Several tasks block their thread at once under the executor, across suspensions: every
+    /// blocking stretch is on one of the executor's threads, and every task gets there (the
+    /// executor's two threads take the queued ones in turn).
+    @Test func blockingTasksRunOnTheExecutorsThreadsOnly() async {
+        let results = await withTaskGroup(of: [Bool].self) { group in
+            for _ in 0..<6 {
                 group.addTask {
-                    await withTaskExecutorPreference(BlockingCallExecutor.shared) { () async -> Bool in
-                        latch.wait(seconds: 20)
+                    await withTaskExecutorPreference(BlockingCallExecutor.shared) { () async -> [Bool] in
+                        var seen: [Bool] = []
+                        for _ in 0..<3 {
+                            usleep(5_000)  // a blocking call, as a database round trip is
+                            seen.append(BlockingCallExecutor.shared.isCurrentThread)
+                            await Task.yield()
+                        }
+                        return seen
                     }
                 }
             }
-            group.addTask {
-                try? await Task.sleep(for: .milliseconds(50))
-                latch.open()
-                return true
-            }
-            return await group.reduce(into: [Bool]()) { $0.append($1) }
+            return await group.reduce(into: [Bool]()) { $0 += $1 }
         }
-        #expect(opened.allSatisfy { $0 }, "a blocked task waited out its deadline: the pool had no thread left")
+        #expect(results.count == 18)
+        #expect(results.allSatisfy { $0 }, "a blocking stretch ran off the executor's threads")
     }
 }

@@ -232,4 +232,48 @@ struct PostgresClaimingQueueTests {
         #expect(try urls(watcher.page(.ended, offset: -1, count: 1)) == [held[0].task.urlString])
         #expect(try watcher.census() == QueueCensus(waiting: 4, held: 0, ended: 2))
     }
+
+    /// Any owner pauses, resumes and removes tasks whoever holds them: the holder's next
+    /// renewal answers without them, a paused task is listed as waiting but never claimed, a
+    /// removed URL may be added again, an ended task is left alone.
+    @Test func anyOwnerPausesResumesAndRemovesTasksWhoeverHoldsThem() async throws {
+        let (_, _, connection) = try await SharedPostgres.freshDatabase("control")
+        let worker = try PostgresClaimingQueue(queue: "q", connectionString: connection, owner: "worker")
+        let client = try PostgresClaimingQueue(queue: "q", connectionString: connection, owner: "client")
+        defer {
+            worker.close()
+            client.close()
+        }
+        let all = tasks(1...3)
+        let (one, two, three) = (all[0].urlString, all[1].urlString, all[2].urlString)
+        _ = try worker.enqueue(all)
+        let held = try worker.claim(limit: 2).map(\.task)
+        #expect(held.map(\.urlString) == [one, two])
+        #expect(try client.control([one, three], .pause) == [one, three])
+        #expect(try worker.renew(held) == [two], "the holder lost the paused task")
+        #expect(try client.census() == QueueCensus(waiting: 2, held: 1, ended: 0))
+        let waiting = try client.page(.waiting, offset: 0, count: 10)
+        #expect(waiting.map(\.task.urlString) == [one, three])
+        #expect(waiting.allSatisfy { $0.task.state == .paused && $0.holder == nil })
+        #expect(try worker.claim(limit: 10).isEmpty, "a paused task is not claimed")
+        #expect(try client.control([one], .resume) == [one])
+        #expect(try client.control([one], .resume).isEmpty, "resumed once")
+        #expect(try worker.claim(limit: 10).map(\.task.urlString) == [one])
+
+        #expect(try client.control([two], .remove) == [two])
+        #expect(try worker.renew([held[1]]).isEmpty)
+        var gone = held[1]
+        gone.state = .finished
+        #expect(try worker.finish([gone]).isEmpty, "a removed task is not finished")
+        #expect(try client.entries([two]).isEmpty)
+        #expect(try client.enqueue([all[1]]) == [two], "a removed URL may be added again")
+
+        // The held task ends; then it is left alone.
+        var ended = held[0]
+        ended.state = .finished
+        #expect(try worker.finish([ended]) == [one])
+        #expect(try client.control([one], .pause).isEmpty)
+        #expect(try client.control([one], .remove).isEmpty)
+        #expect(try client.entries([one])[one]?.task.state == .finished)
+    }
 }

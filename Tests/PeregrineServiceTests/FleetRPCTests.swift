@@ -52,7 +52,7 @@ import Testing
             let (added, ended, _) = orders.withLock { ($0.added, $0.ended, $0.lastEnded) }
             let all = entriesByURL.withLock { Array($0.values) }.filter { entry in
                 switch (phase, entry.task.state) {
-                case (.waiting, .pending): true
+                case (.waiting, .pending), (.waiting, .paused): true
                 case (.held, .downloading): entry.holder != nil
                 case (.ended, .finished), (.ended, .failed): true
                 default: false
@@ -82,6 +82,26 @@ import Testing
             // A double polls: the follower reads the endings every 10 ms.
             try? await Task.sleep(for: .milliseconds(10))
             return false
+        }
+
+        func control(_ urls: [String], _ change: QueueControl) throws(StoreError) -> Set<String> {
+            try check()
+            return entriesByURL.withLock { entries in
+                var changed: Set<String> = []
+                for url in urls {
+                    guard let entry = entries[url] else { continue }
+                    switch (change, entry.task.state) {
+                    case (.pause, .pending), (.pause, .downloading):
+                        entries[url]?.task.state = .paused
+                        entries[url]?.holder = nil
+                    case (.resume, .paused): entries[url]?.task.state = .pending
+                    case (.remove, .pending), (.remove, .downloading), (.remove, .paused): entries[url] = nil
+                    default: continue
+                    }
+                    changed.insert(url)
+                }
+                return changed
+            }
         }
 
         /// Another service ends a task, numbered as the queue numbers endings.
@@ -384,6 +404,25 @@ import Testing
             ])
         let afterwards = try await call(service, "aria2.tellActive", "[\"gid\"]")
         #expect(gids(afterwards).isEmpty, "\(afterwards)")
+
+        // Any service pauses, resumes and removes a task of the queue, whoever holds it.
+        let first = try fleetGID(urls[0])
+        #expect(try await call(service, "aria2.pause", "\"\(first)\"")["result"] as? String == first)
+        #expect(queue.entriesByURL.withLock { $0[urls[0]]?.task.state } == .paused)
+        let pausedWaiting = try await call(service, "aria2.tellWaiting", "0, 10, [\"gid\", \"status\"]")
+        let statuses = (pausedWaiting["result"] as? [[String: Any]] ?? []).map { $0["status"] as? String }
+        #expect(statuses == ["paused", "waiting", "waiting"], "\(pausedWaiting)")
+        #expect(try await call(service, "aria2.pause", "\"\(first)\"")["error"] != nil, "paused twice")
+        #expect(try await call(service, "aria2.unpause", "\"\(first)\"")["result"] as? String == first)
+        #expect(queue.entriesByURL.withLock { $0[urls[0]]?.task.state } == .pending)
+        let third = try fleetGID(urls[2])
+        #expect(try await call(service, "aria2.remove", "\"\(third)\"")["result"] as? String == third)
+        #expect(queue.entriesByURL.withLock { $0[urls[2]] } == nil)
+        #expect(try await call(service, "aria2.tellStatus", "\"\(third)\"")["error"] != nil)
+        // A task that ended cannot be paused or removed.
+        let ended = try fleetGID(urls[1])
+        #expect(try await call(service, "aria2.pause", "\"\(ended)\"")["error"] != nil)
+        #expect(try await call(service, "aria2.remove", "\"\(ended)\"")["error"] != nil)
         service.requestShutdown()
         try await running.value
     }
