@@ -22,8 +22,9 @@ import Synchronization
 ///   download directory — a directory the services share — with a validator for `If-Range`;
 ///   otherwise it starts from zero.
 /// - **Finishing.** A task's `finished` or `failed` event ends it in the queue, batched with
-///   the others that end within ``Configuration/finishDelay``. The queue refuses a task whose lease this worker lost: it
-///   is counted in ``Statistics/refused`` and never reported finished.
+///   the others that end within ``Configuration/finishDelay``. The queue refuses a task whose
+///   lease this worker lost: it is counted in ``Statistics/refused`` and never reported
+///   finished.
 /// - **A lost database.** A failing queue call stops claiming and is retried with exponential
 ///   backoff (``Configuration/initialBackoff`` to ``Configuration/maximumBackoff``). Downloads
 ///   in progress continue while their leases may still hold; once no renewal succeeded for a
