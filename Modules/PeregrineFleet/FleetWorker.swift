@@ -331,9 +331,24 @@ public final class FleetWorker: Sendable {
             state.statistics.lost += lost.count
             return lost
         }
-        if !lost.isEmpty {
-            logger.warning("lost \(lost.count) leases to other services; stopping them here")
-            _ = try? manager.stopTasks(lost)
+        guard !lost.isEmpty else { return }
+        logger.warning(
+            "lost \(lost.count) leases (taken over, paused or removed through a service); stopping them here")
+        _ = try? manager.stopTasks(lost)
+        // Removed from the queue (a client's `remove`, through any service): this service's
+        // copy goes too, with its partial file. A paused or taken-over task keeps it, for a
+        // resume here or a take-over from storage both services reach.
+        guard let present = try? queue.entries(lost) else { return }
+        let removed = lost.filter { present[$0] == nil }
+        guard !removed.isEmpty else { return }
+        for url in removed {
+            do throws(DownloadManagerError) {
+                // Out of its list (into the trash when the manager keeps one), then for good.
+                if manager.indexPath(ofTask: url) != nil { try manager.deleteTasks([url], keepFinishedFile: true) }
+                if let list = manager.task(url)?.record.list { try manager.cleanupToDeleteTasks([url], in: list) }
+            } catch {
+                logger.error("cannot delete \(url), removed from the queue: \(error)")
+            }
         }
     }
 

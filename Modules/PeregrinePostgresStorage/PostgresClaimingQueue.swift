@@ -456,6 +456,7 @@ public final class PostgresClaimingQueue: ClaimingTaskQueue {
                     "added_order \(direction)"
                 )
             case .held: ("state = 'downloading' AND lease_expires >= now()", "added_order \(direction)")
+            case .all: ("true", "added_order \(direction)")
             case .ended:
                 (
                     "state NOT IN ('pending', 'downloading', 'paused')",
@@ -483,13 +484,15 @@ public final class PostgresClaimingQueue: ClaimingTaskQueue {
                     count(*) FILTER (WHERE state IN ('pending', 'downloading')
                         AND (lease_expires IS NULL OR lease_expires < now()) OR state = 'paused'),
                     count(*) FILTER (WHERE state = 'downloading' AND lease_expires >= now()),
-                    count(*) FILTER (WHERE state NOT IN ('pending', 'downloading', 'paused'))
+                    count(*) FILTER (WHERE state NOT IN ('pending', 'downloading', 'paused')),
+                    coalesce(max(added_order), 0)
                 FROM peregrine_tasks WHERE store = \(queue)
                 """, doing: what)
             do {
                 for row in result.rows {
-                    let (waiting, held, ended) = try row.decode((Int64, Int64, Int64).self)
-                    return QueueCensus(waiting: Int(waiting), held: Int(held), ended: Int(ended))
+                    let (waiting, held, ended, newest) = try row.decode((Int64, Int64, Int64, Int64).self)
+                    return QueueCensus(
+                        waiting: Int(waiting), held: Int(held), ended: Int(ended), newestAddition: newest)
                 }
             } catch {
                 throw corrupt("the counts cannot be read: \(error)")
@@ -529,31 +532,52 @@ public final class PostgresClaimingQueue: ClaimingTaskQueue {
 
     public func control(_ urls: [String], _ change: QueueControl) throws(StoreError) -> Set<String> {
         guard !urls.isEmpty else { return [] }
-        let what = "cannot change \(urls.count) tasks of the queue \(queue) in"
+        return try control(urls, change, doing: "cannot change \(urls.count) tasks of the queue \(queue) in")
+    }
+
+    public func controlAll(_ change: QueueControl) throws(StoreError) -> Set<String> {
+        try control(nil, change, doing: "cannot change the tasks of the queue \(queue) in")
+    }
+
+    /// ``control(_:_:)`` of the tasks among `urls`, or of every task when `urls` is nil.
+    private func control(_ urls: [String]?, _ change: QueueControl, doing what: String) throws(StoreError)
+        -> Set<String>
+    {
+        // Every task when `all` (an empty array then: it matches nothing).
+        let all = urls == nil
+        let some = urls ?? []
         let statement: PostgresQuery =
             switch change {
             case .pause:
                 """
                 UPDATE peregrine_tasks SET state = 'paused', lease_owner = NULL, lease_expires = NULL
-                WHERE store = \(queue) AND url = ANY(\(urls)::text[]) AND state IN ('pending', 'downloading')
+                WHERE store = \(queue) AND (\(all) OR url = ANY(\(some)::text[])) AND state IN ('pending', 'downloading')
                 RETURNING url
                 """
             case .resume:
                 """
                 UPDATE peregrine_tasks SET state = 'pending'
-                WHERE store = \(queue) AND url = ANY(\(urls)::text[]) AND state = 'paused'
+                WHERE store = \(queue) AND (\(all) OR url = ANY(\(some)::text[])) AND state = 'paused'
+                RETURNING url
+                """
+            case .retry:
+                """
+                UPDATE peregrine_tasks SET state = 'pending', ended_order = NULL
+                WHERE store = \(queue) AND (\(all) OR url = ANY(\(some)::text[])) AND state IN ('failed', 'stopped')
                 RETURNING url
                 """
             case .remove:
                 """
                 DELETE FROM peregrine_tasks
-                WHERE store = \(queue) AND url = ANY(\(urls)::text[]) AND state IN ('pending', 'downloading', 'paused')
+                WHERE store = \(queue) AND (\(all) OR url = ANY(\(some)::text[])) AND state IN ('pending', 'downloading', 'paused')
                 RETURNING url
                 """
             }
         var statements: [PostgresQuery] = ["SET LOCAL synchronous_commit = on", statement]
-        // A resumed task is work for idle services.
-        if change == .resume { statements.append("SELECT pg_notify(\(Self.channel), \(queue))") }
+        // A resumed or retried task is work for idle services.
+        if change == .resume || change == .retry {
+            statements.append("SELECT pg_notify(\(Self.channel), \(queue))")
+        }
         return try withSession(doing: what) { session throws(StoreError) in
             let results = try session.transaction(statements, doing: what)
             return Set(try decodeURLs(results[1]))

@@ -180,9 +180,13 @@ extension RPCDispatcher {
         case "aria2.addUri": return try addUri(params)
         case "aria2.remove", "aria2.forceRemove": return try remove(params)
         case "aria2.pause", "aria2.forcePause": return try pause(params)
-        case "aria2.pauseAll", "aria2.forcePauseAll": return pauseAll()
+        case "aria2.pauseAll", "aria2.forcePauseAll":
+            if let queue = configuration.fleetQueue { return try fleetPauseAll(queue: queue) }
+            return pauseAll()
         case "aria2.unpause": return try unpause(params)
-        case "aria2.unpauseAll": return unpauseAll()
+        case "aria2.unpauseAll":
+            if let queue = configuration.fleetQueue { return try fleetUnpauseAll(queue: queue) }
+            return unpauseAll()
         case "aria2.tellStatus": return try tellStatus(params)
         case "aria2.getUris": return try getUris(params)
         case "aria2.getFiles": return try getFiles(params)
@@ -215,6 +219,8 @@ extension RPCDispatcher {
                 request?()
             }
             return "OK"
+        case _ where configuration.fleetQueue != nil && Self.fleetRefusedMethods.contains(method):
+            throw Self.fleetRefusal(method)
         case "peregrine.list": return peregrineList()
         case "peregrine.sortList": return try peregrineSortList(params)
         case "peregrine.trash": return try peregrineTrash(params)

@@ -17,6 +17,20 @@ extension RPCDispatcher {
 
     /// Answers a dashboard method; `No such method` for any other name.
     func dispatchDashboard(_ method: String, _ params: RPCParameters) throws(RPCError) -> JSONValue {
+        if let queue = configuration.fleetQueue {
+            switch method {
+            case "peregrine.lists": return [""]
+            case "peregrine.listView":
+                _ = try listKey(params, at: 0)
+                return try fleetListView(rows: try rowLimit(params, at: 1), queue: queue)
+            case "peregrine.listRevision": return try fleetListRevision(queue: queue)
+            case "peregrine.restart":
+                let (gid, url) = try task(try params.string(0))
+                return try fleetRetry(gid: gid, url: url, queue: queue)
+            case _ where Self.fleetRefusedMethods.contains(method): throw Self.fleetRefusal(method)
+            default: break
+            }
+        }
         switch method {
         case "peregrine.lists": return .array(manager.listsForDashboard.map { .string($0.rawValue) })
         case "peregrine.listView": return listView(try listKey(params, at: 0), rows: try rowLimit(params, at: 1))

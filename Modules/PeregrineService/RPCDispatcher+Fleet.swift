@@ -21,7 +21,7 @@ extension RPCDispatcher {
     /// goes into the shared queue, where any service of the fleet may claim it, with its other
     /// URIs as mirrors and its options, and the answer is its GID (`GID.fleet`). Until a
     /// service claims it, `tellStatus` reports it `waiting`; then as the queue records it (see
-    /// ``fleetStatusObject(gid:url:queue:)``). The claiming service applies the options
+    /// ``fleetStatusObject(gid:entry:)``). The claiming service applies the options
     /// (``adoptFleetTask(_:)``).
     func addToFleet(
         _ url: String, options: DownloadOptions, fileName: String?, mirrors: [String], position: Int?,
@@ -87,17 +87,6 @@ extension RPCDispatcher {
         applyRequestOptions(options, to: url)
     }
 
-    /// `tellStatus`'s object for a task of the fleet's queue that this service does not hold:
-    /// `waiting` while unclaimed (or its lease expired), `active` while another service holds
-    /// it (`peregrine.holder` names that service; progress as of its last lease renewal, no
-    /// speed), `complete` or `error` once a service finished it. Nil when the queue does not
-    /// have it.
-    func fleetStatusObject(gid: GID, url: String, queue: any ClaimingTaskQueue) throws(RPCError) -> [String: JSONValue]?
-    {
-        let entry = try Self.fleetCall { () throws(StoreError) in try queue.entries([url])[url] }
-        return entry.map { fleetStatusObject(gid: gid, entry: $0) }
-    }
-
     /// A queue call, its failure as the RPC error every fleet call gives.
     static func fleetCall<Result>(_ body: () throws(StoreError) -> Result) throws(RPCError) -> Result {
         do throws(StoreError) {
@@ -108,12 +97,21 @@ extension RPCDispatcher {
     }
 
     /// The status object of a task of the queue as `entry` shows it: this service's own when it
-    /// holds the task, else the queue's (``fleetStatusObject(gid:url:queue:)``).
-    func fleetListObject(_ entry: QueuedTask) -> [String: JSONValue] {
+    /// holds the task (the lease is its), else the queue's (``fleetStatusObject(gid:entry:)``).
+    func fleetListObject(_ entry: QueuedTask, queue: any ClaimingTaskQueue) -> [String: JSONValue] {
         let url = entry.task.urlString
         let known = state.withLock { $0.table.gidByURL[url] }
-        if manager.engine.task(url) != nil { return statusObject(gid: known ?? gid(of: url), url: url) }
+        if isCurrentHere(entry, queue: queue) { return statusObject(gid: known ?? gid(of: url), url: url) }
         return fleetStatusObject(gid: known ?? GID.fleet(url), entry: entry)
+    }
+
+    /// Whether this service's own copy of a task of the queue tells its current status: the
+    /// service holds it, or nobody does and its copy is in the state the queue recorded (it
+    /// ended it here, or paused it). Else the queue's record is the current one.
+    func isCurrentHere(_ entry: QueuedTask, queue: any ClaimingTaskQueue) -> Bool {
+        guard let snapshot = manager.engine.task(entry.task.urlString) else { return false }
+        if entry.holder == queue.owner { return true }
+        return entry.holder == nil && status(of: snapshot) == Self.fleetProgress(entry.task).status
     }
 
     /// `tellActive` of a fleet service: every task a service of the fleet holds, in the order
@@ -122,7 +120,7 @@ extension RPCDispatcher {
         let held = try Self.fleetCall { () throws(StoreError) in
             try queue.page(.held, offset: 0, count: Self.fleetListLimit)
         }
-        return .array(held.map { Self.filter(fleetListObject($0), keys: keys) })
+        return .array(held.map { Self.filter(fleetListObject($0, queue: queue), keys: keys) })
     }
 
     /// `tellWaiting` of a fleet service: the queue's tasks nobody holds, paged as aria2 pages.
@@ -132,7 +130,7 @@ extension RPCDispatcher {
         let page = try Self.fleetCall { () throws(StoreError) in
             try queue.page(.waiting, offset: offset, count: min(num, Self.fleetListLimit))
         }
-        return .array(page.map { Self.filter(fleetListObject($0), keys: keys) })
+        return .array(page.map { Self.filter(fleetListObject($0, queue: queue), keys: keys) })
     }
 
     /// Pauses, resumes or removes a task of the fleet's queue, whoever holds it (its holder
@@ -187,21 +185,14 @@ extension RPCDispatcher {
         }
     }
 
-    /// `fleetStatusObject(gid:url:queue:)`'s object for an entry already read.
+    /// `tellStatus`'s object for a task of the fleet's queue as the queue records it: `waiting`
+    /// while unclaimed (or its lease expired), `active` while a service holds it
+    /// (`peregrine.holder` names that service; progress as of its last lease renewal, no speed),
+    /// `complete` or `error` once a service finished it.
     func fleetStatusObject(gid: GID, entry: QueuedTask) -> [String: JSONValue] {
         let url = entry.task.urlString
         let task = entry.task
-        let status: DownloadStatus =
-            switch task.state {
-            case .pending: .waiting
-            case .downloading: .active
-            case .finished: .complete
-            case .failed: .error
-            case .stopped, .paused: .paused
-            case .notInList: .removed
-            }
-        let total = task.expectedLength ?? (status == .complete ? task.receivedLength : 0)
-        let completed = status == .complete ? max(task.receivedLength, total) : task.receivedLength
+        let (status, total, completed) = Self.fleetProgress(task)
         let pieceLength: Int64 = 1 << 20
         let name = task.fileName ?? task.preferredFileName
         var object: [String: JSONValue] = [

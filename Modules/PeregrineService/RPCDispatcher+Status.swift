@@ -113,10 +113,18 @@ extension RPCDispatcher {
     func statusObject(_ text: String) throws(RPCError) -> [String: JSONValue] {
         switch try target(text) {
         case .task(let gid, let url):
-            if manager.engine.task(url) == nil, let queue = configuration.fleetQueue,
-                let object = try fleetStatusObject(gid: gid, url: url, queue: queue)
-            {
-                return object
+            if let queue = configuration.fleetQueue {
+                // The queue is the truth for a task held elsewhere, or changed by another
+                // service since this one ran it (paused, retried).
+                let entry = try Self.fleetCall { () throws(StoreError) in try queue.entries([url])[url] }
+                guard let entry else {
+                    // Removed from the queue, through any service: this copy goes at its
+                    // holder's next renewal.
+                    var object = statusObject(gid: gid, url: url)
+                    object["status"] = "removed"
+                    return object
+                }
+                if !isCurrentHere(entry, queue: queue) { return fleetStatusObject(gid: gid, entry: entry) }
             }
             return statusObject(gid: gid, url: url)
         case .removed(let gid): return state.withLock { $0.removed[gid]?.status } ?? [:]

@@ -43,6 +43,8 @@ public final class RPCDispatcher: Sendable {
         var nextStop: UInt64 = 1
         var meters: [String: SpeedMeter] = [:]
         var global = DownloadOptions(["split": "5", "max-connection-per-server": "1", "max-download-limit": "0"])
+        /// A fleet service's queue as its list revision last saw it.
+        var fleetShape: FleetShape?
     }
 
     /// A download removed for good: its last status, kept until its result is purged (as aria2

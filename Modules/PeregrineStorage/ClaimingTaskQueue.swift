@@ -66,11 +66,15 @@ public protocol ClaimingTaskQueue: AnyObject, Sendable {
     /// process), `timeout` passed, or the calling task was cancelled; returns whether a
     /// notification came. Callers read ``endings(after:limit:)`` after every return.
     func waitForEndings(timeout: Duration) async -> Bool
-    /// Pauses, resumes or removes tasks whoever holds them, as a client of any service asks:
-    /// a holder loses the lease (its next renewal answers without the task, and it stops the
-    /// download). Returns the URLs changed: ``QueueControl/pause`` changes waiting and held
-    /// tasks, ``QueueControl/resume`` paused ones, ``QueueControl/remove`` any that did not end.
+    /// Pauses, resumes, retries or removes tasks whoever holds them, as a client of any service
+    /// asks: a holder loses the lease (its next renewal answers without the task, and it stops
+    /// the download). Returns the URLs changed: ``QueueControl/pause`` changes waiting and held
+    /// tasks, ``QueueControl/resume`` paused ones, ``QueueControl/retry`` failed and stopped
+    /// ones, ``QueueControl/remove`` any that did not end.
     func control(_ urls: [String], _ change: QueueControl) throws(StoreError) -> Set<String>
+    /// ``control(_:_:)`` for every task of the queue that `change` applies to (aria2's
+    /// `pauseAll` and `unpauseAll` across a fleet), in one transaction; returns the URLs changed.
+    func controlAll(_ change: QueueControl) throws(StoreError) -> Set<String>
 }
 
 /// What ``ClaimingTaskQueue/control(_:_:)`` does to tasks.
@@ -79,6 +83,10 @@ public enum QueueControl: Sendable, Hashable {
     case pause
     /// Claimable again (waiting), with its progress.
     case resume
+    /// A failed or stopped task waits again, with its progress, for any owner to claim (one
+    /// that can reach its partial file resumes it): aria2 has no such call; the dashboard's
+    /// retry of a failed download.
+    case retry
     /// Out of the queue; a holder loses its lease. The URL may be added again.
     case remove
 }
@@ -92,6 +100,8 @@ public enum QueuePhase: Sendable, Hashable {
     case held
     /// Ended: finished, failed or stopped by the owner that held it.
     case ended
+    /// Every task, whatever its phase, in the order they were added: the queue as one list.
+    case all
 }
 
 /// How many tasks of a shared queue are in each phase (``ClaimingTaskQueue/census()``).
@@ -102,12 +112,19 @@ public struct QueueCensus: Sendable, Hashable {
     public var held: Int
     /// Tasks that ended.
     public var ended: Int
+    /// The number of the newest task added (additions are numbered upwards; 0 when the queue
+    /// is empty): with the counts, what tells a follower that tasks were added or removed.
+    public var newestAddition: Int64
+
+    /// Every task, whatever its phase.
+    public var total: Int { waiting + held + ended }
 
     /// A census.
-    public init(waiting: Int, held: Int, ended: Int) {
+    public init(waiting: Int, held: Int, ended: Int, newestAddition: Int64 = 0) {
         self.waiting = waiting
         self.held = held
         self.ended = ended
+        self.newestAddition = newestAddition
     }
 }
 

@@ -121,6 +121,12 @@ def main():
     rpc = RPC(arguments.port, arguments.secret)
     page = f"http://127.0.0.1:{arguments.port}/"
 
+    drive(arguments, lambda driver: run(driver, rpc, page, arguments))
+
+
+def drive(arguments, body):
+    """Runs `body(driver)` in a headless Chromium (arguments.chromium, .chromedriver), then checks
+    the console; on a failure, a screenshot (arguments.screenshots) and the browser's log."""
     options = webdriver.ChromeOptions()
     options.binary_location = arguments.chromium
     for flag in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
@@ -132,7 +138,7 @@ def main():
     driver.set_script_timeout(30)
     try:
         try:
-            run(driver, rpc, page, arguments)
+            body(driver)
         except SystemExit:
             shot(driver, arguments, "failure")
             for entry in driver.get_log("browser"):

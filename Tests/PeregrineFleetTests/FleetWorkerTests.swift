@@ -186,4 +186,39 @@ struct FleetWorkerTests {
                 "SELECT count(*), max(claims) FROM peregrine_tasks WHERE store = 'fleet' AND state = 'finished'",
                 database: database) == "3|2")
     }
+
+    /// A client of any service pauses one task and removes another while this service holds
+    /// them: it stops both at its next renewal, keeps the paused one (to resume it) and deletes
+    /// the removed one; resumed, the paused task is claimed and runs again.
+    @Test func tasksPausedOrRemovedElsewhereStopAtTheirHolder() async throws {
+        let scratch = try TemporaryDirectory(prefix: "peregrine-fleet")
+        defer { scratch.remove() }
+        let (_, _, connection) = try await FleetPostgres.freshDatabase("control")
+        let server = MockServer()
+        for index in 0..<2 {
+            server.setRoute(.file(.generated(seed: UInt64(index), count: 5000)), for: "/\(index).bin")
+        }
+        let urls = (0..<2).map { "http://mock.test/\($0).bin" }
+        let client = try PostgresClaimingQueue(queue: "fleet", connectionString: connection, owner: "client")
+        defer { client.close() }
+        // Its transfers never move (a manual clock nobody advances): it holds its tasks.
+        let holder = try service(
+            "holder", scratch: scratch, server: server, connection: connection, mode: .manual,
+            lease: .milliseconds(600), slots: 2)
+        _ = try client.enqueue(urls.map(task))
+        try await eventually("the service holds both tasks") { holder.worker.heldTasks.count == 2 }
+        #expect(holder.manager.task(urls[1]) != nil)
+
+        #expect(try client.control([urls[0]], .pause) == [urls[0]])
+        #expect(try client.control([urls[1]], .remove) == [urls[1]])
+        try await eventually("the holder let both go") { holder.worker.heldTasks.isEmpty }
+        try await eventually("the removed task is deleted there") { holder.manager.task(urls[1]) == nil }
+        let paused = try #require(holder.manager.task(urls[0]), "the paused task was deleted")
+        #expect(paused.state != .downloading)
+
+        #expect(try client.control([urls[0]], .resume) == [urls[0]])
+        try await eventually("the resumed task is held again") { holder.worker.heldTasks.count == 1 }
+        try await eventually("and runs") { holder.manager.task(urls[0])?.state == .downloading }
+        await holder.stop()
+    }
 }

@@ -12,6 +12,9 @@ struct PostgresClaimingQueueTests {
         range.map { StoreFixtures.task($0) }
     }
 
+    /// A census's counts: waiting, held, ended.
+    private func counts(_ census: QueueCensus) -> [Int] { [census.waiting, census.held, census.ended] }
+
     private func finished(_ leases: [TaskLease]) -> [StoredTask] {
         leases.map { lease in
             var task = lease.task
@@ -207,7 +210,7 @@ struct PostgresClaimingQueueTests {
         #expect(start.tasks.isEmpty)
         let held = try worker.claim(limit: 2)
         func urls(_ entries: [QueuedTask]) -> [String] { entries.map(\.task.urlString) }
-        #expect(try watcher.census() == QueueCensus(waiting: 4, held: 2, ended: 0))
+        #expect(try counts(watcher.census()) == [4, 2, 0])
         #expect(try urls(watcher.page(.waiting, offset: 0, count: 10)) == all[2...].map(\.urlString))
         #expect(try urls(watcher.page(.waiting, offset: 1, count: 2)) == [all[3], all[4]].map(\.urlString))
         #expect(try urls(watcher.page(.waiting, offset: -1, count: 2)) == [all[5], all[4]].map(\.urlString))
@@ -230,7 +233,7 @@ struct PostgresClaimingQueueTests {
         #expect(try urls(watcher.endings(after: firstOnly.cursor, limit: 10).tasks) == [held[0].task.urlString])
         #expect(try urls(watcher.page(.ended, offset: 0, count: 10)) == [held[1], held[0]].map(\.task.urlString))
         #expect(try urls(watcher.page(.ended, offset: -1, count: 1)) == [held[0].task.urlString])
-        #expect(try watcher.census() == QueueCensus(waiting: 4, held: 0, ended: 2))
+        #expect(try counts(watcher.census()) == [4, 0, 2])
     }
 
     /// Any owner pauses, resumes and removes tasks whoever holds them: the holder's next
@@ -251,7 +254,7 @@ struct PostgresClaimingQueueTests {
         #expect(held.map(\.urlString) == [one, two])
         #expect(try client.control([one, three], .pause) == [one, three])
         #expect(try worker.renew(held) == [two], "the holder lost the paused task")
-        #expect(try client.census() == QueueCensus(waiting: 2, held: 1, ended: 0))
+        #expect(try counts(client.census()) == [2, 1, 0])
         let waiting = try client.page(.waiting, offset: 0, count: 10)
         #expect(waiting.map(\.task.urlString) == [one, three])
         #expect(waiting.allSatisfy { $0.task.state == .paused && $0.holder == nil })
@@ -275,5 +278,57 @@ struct PostgresClaimingQueueTests {
         #expect(try client.control([one], .pause).isEmpty)
         #expect(try client.control([one], .remove).isEmpty)
         #expect(try client.entries([one])[one]?.task.state == .finished)
+    }
+
+    /// The queue as one list (every task in the order added), a census that tells additions
+    /// and removals apart from changes of state, pausing and resuming every task at once, and
+    /// retrying a failed task, which any owner may then claim.
+    @Test func everyTaskAtOnceAndRetriesOfFailedOnes() async throws {
+        let (_, _, connection) = try await SharedPostgres.freshDatabase("whole")
+        let worker = try PostgresClaimingQueue(queue: "q", connectionString: connection, owner: "worker")
+        let client = try PostgresClaimingQueue(queue: "q", connectionString: connection, owner: "client")
+        defer {
+            worker.close()
+            client.close()
+        }
+        #expect(try client.census().newestAddition == 0)
+        let all = tasks(1...5)
+        let urls = all.map(\.urlString)
+        _ = try worker.enqueue(all)
+        let added = try client.census().newestAddition
+        #expect(added > 0)
+        let held = try worker.claim(limit: 3).map(\.task)
+        var failed = held[0]
+        failed.state = .failed(FailureReason(.unknown, message: "refused"))
+        var done = held[1]
+        done.state = .finished
+        #expect(try worker.finish([failed, done]) == [urls[0], urls[1]])
+        // The whole queue in the order added, whatever each task's phase; claims and endings
+        // leave the newest addition as it was.
+        let whole = try client.page(.all, offset: 0, count: 10)
+        #expect(whole.map(\.task.urlString) == urls)
+        #expect(whole.map { $0.holder } == [nil, nil, "worker", nil, nil])
+        #expect(try client.page(.all, offset: -1, count: 2).map(\.task.urlString) == [urls[4], urls[3]])
+        #expect(try client.census().newestAddition == added)
+
+        // Pause all: the waiting and the held task, not the ended ones; the holder loses it.
+        #expect(try client.controlAll(.pause) == [urls[2], urls[3], urls[4]])
+        #expect(try worker.renew([held[2]]).isEmpty)
+        #expect(try worker.claim(limit: 10).isEmpty)
+        #expect(try client.controlAll(.pause).isEmpty)
+        #expect(try client.controlAll(.resume) == [urls[2], urls[3], urls[4]])
+
+        // A failed task waits again (with its progress) and is claimed; a finished one is left.
+        #expect(try client.control([urls[0], urls[1]], .retry) == [urls[0]])
+        #expect(try client.entries([urls[0]])[urls[0]]?.task.state == .pending)
+        #expect(try counts(client.census()) == [4, 0, 1])
+        #expect(try worker.claim(limit: 10).map(\.task.urlString) == [urls[0], urls[2], urls[3], urls[4]])
+
+        // A removal and an addition of as many tasks: the count is the same, the newest
+        // addition is not.
+        #expect(try client.control([urls[4]], .remove) == [urls[4]])
+        _ = try client.enqueue([StoreFixtures.task(6)])
+        #expect(try client.census().total == 5)
+        #expect(try client.census().newestAddition > added)
     }
 }

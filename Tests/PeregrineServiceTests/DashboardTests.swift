@@ -65,6 +65,69 @@ import Testing
         #expect(!daemon.logText.contains(secret), "the daemon logged its secret")
     }
 
+    /// The dashboard of a fleet service: `Tests/Dashboard/fleet_dashboard_test.py` opens the
+    /// page on one of two `peregrined` sharing a PostgreSQL queue, adds every download through
+    /// the other's RPC, and checks that the page shows the shared queue (their ends, the holder
+    /// of the active one) and that pause, resume and remove on the page act on the queue.
+    @Test(
+        .enabled(
+            if: browser != nil,
+            "chromium and chromium-driver are not installed: apt-get install chromium chromium-driver (CI does)"),
+        .timeLimit(.minutes(3)))
+    func theDashboardOfAFleetServiceShowsTheSharedQueue() async throws {
+        let browser = try #require(Self.browser)
+        let tool = try #require(FleetDaemonTests.peregrined, "no peregrined beside the tests: build with --build-tests")
+        let python = try ChildProcess.executable(named: "python3", debianPackage: "python3")
+        let postgres = try PostgresServer()
+        defer { postgres.stop() }
+        try await postgres.start()
+        try await postgres.createDatabase("dashboard")
+        let (nginx, scratch) = try await ServiceRig.makeServer()
+        defer {
+            nginx.stop()
+            scratch.remove()
+        }
+        let files = [("one.bin", 200_000), ("two.jpg", 120_000)]
+        for (index, (name, count)) in files.enumerated() {
+            _ = try serve(nginx, "/files/\(name)", count: count, seed: UInt64(90 + index))
+        }
+        _ = try serve(nginx, "/slow/big.iso", count: 24 << 20, seed: 92)
+        let secret = "fleet-dashboard-\(UInt32.random(in: 0...UInt32.max))"
+        func service(_ name: String) async throws -> DaemonProcess {
+            try await DaemonProcess(
+                tool,
+                [
+                    "--dir", scratch.path("downloads-\(name)"), "--state", scratch.path("state-\(name)"),
+                    "--rpc-listen-port", "{port}", "--queue", "dashboard", "--lease", "3", "--fleet-slots", "2",
+                ], log: scratch.path("daemon-\(name).log"),
+                environment: [
+                    "PEREGRINE_STORE": postgres.connectionString(database: "dashboard"),
+                    "PEREGRINE_RPC_SECRET": secret,
+                ])
+        }
+        let here = try await service("here")
+        defer { here.stop() }
+        let other = try await service("other")
+        defer { other.stop() }
+        let screenshots =
+            ProcessInfo.processInfo.environment["PEREGRINE_DASHBOARD_SCREENSHOTS"]
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent("peregrine-dashboard-screenshots").path
+        let result = try await ChildProcess.run(
+            python,
+            [
+                DaemonTests.repository + "/Tests/Dashboard/fleet_dashboard_test.py", "--port", String(here.port),
+                "--other-port", String(other.port), "--secret", secret, "--base-url", nginx.httpBaseURL,
+                "--slow", "slow/big.iso", "--screenshots", screenshots, "--chromium", browser.chromium,
+                "--chromedriver", browser.driver,
+                "--service-pid", String(here.process.processIdentifier),
+                "--service-pid", String(other.process.processIdentifier),
+            ] + files.flatMap { ["--file", $0.0] }, allowFailure: true)
+        print(result.text)
+        #expect(result.status == 0, "\(result.text)\n\(result.errorText)\n\(here.logText)\n\(other.logText)")
+        #expect(result.text.hasSuffix("PASS\n"))
+        #expect(!here.logText.contains(secret) && !other.logText.contains(secret), "a service logged its secret")
+    }
+
     /// `GET /` is the page and `GET /dashboard/NAME` its files, with their media types and a
     /// strict content security policy; any other name, an escape or a hidden file is 404.
     @Test func theDaemonServesTheDashboardsFilesAndNothingElse() async throws {

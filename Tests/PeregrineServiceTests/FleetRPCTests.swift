@@ -55,6 +55,7 @@ import Testing
                 case (.waiting, .pending), (.waiting, .paused): true
                 case (.held, .downloading): entry.holder != nil
                 case (.ended, .finished), (.ended, .failed): true
+                case (.all, _): true
                 default: false
                 }
             }.sorted { first, second in
@@ -68,7 +69,8 @@ import Testing
             QueueCensus(
                 waiting: try page(.waiting, offset: 0, count: .max).count,
                 held: try page(.held, offset: 0, count: .max).count,
-                ended: try page(.ended, offset: 0, count: .max).count)
+                ended: try page(.ended, offset: 0, count: .max).count,
+                newestAddition: Int64(orders.withLock { $0.added.values.max() ?? -1 } + 1))
         }
         func endings(after cursor: Int64?, limit: Int) throws(StoreError) -> (tasks: [QueuedTask], cursor: Int64) {
             try check()
@@ -84,6 +86,10 @@ import Testing
             return false
         }
 
+        func controlAll(_ change: QueueControl) throws(StoreError) -> Set<String> {
+            try control(entriesByURL.withLock { Array($0.keys) }, change)
+        }
+
         func control(_ urls: [String], _ change: QueueControl) throws(StoreError) -> Set<String> {
             try check()
             return entriesByURL.withLock { entries in
@@ -94,7 +100,7 @@ import Testing
                     case (.pause, .pending), (.pause, .downloading):
                         entries[url]?.task.state = .paused
                         entries[url]?.holder = nil
-                    case (.resume, .paused): entries[url]?.task.state = .pending
+                    case (.resume, .paused), (.retry, .failed), (.retry, .stopped): entries[url]?.task.state = .pending
                     case (.remove, .pending), (.remove, .downloading), (.remove, .paused): entries[url] = nil
                     default: continue
                     }
@@ -425,6 +431,92 @@ import Testing
         #expect(try await call(service, "aria2.remove", "\"\(ended)\"")["error"] != nil)
         service.requestShutdown()
         try await running.value
+    }
+    /// A fleet service's dashboard shows the shared queue: every task in the order added,
+    /// whichever service added or holds it, with its holder; the list's revision moves when
+    /// another service adds a task; pause all and unpause all reach tasks held elsewhere; a
+    /// failed task is retried; the list model's methods (sort, sections, trash) are refused.
+    @Test func theDashboardOfAFleetServiceShowsTheWholeQueue() async throws {
+        let scratch = try TemporaryDirectory(prefix: "fleet-rpc-dashboard")
+        defer { scratch.remove() }
+        let manager = try DownloadManager(
+            identifier: "fleet-dashboard",
+            configuration: .init(
+                downloadDirectory: scratch.path("downloads"), stateDirectory: scratch.path("state"),
+                downloadNewFileImmediately: false))
+        let queue = QueueDouble()
+        var configuration = RPCServiceConfiguration(port: 0)
+        configuration.fleetQueue = queue
+        let service = RPCService(manager: manager, configuration: configuration, logger: Logger(label: "test"))
+
+        // Added by other services: one waiting, one held by another host, one failed there.
+        let urls = ["http://example.com/a.iso", "http://example.com/b.jpg", "http://example.com/c.mp3"]
+        _ = try queue.enqueue(
+            urls.map { StoredTask(urlString: $0, receivedLength: 0, state: .pending, addedAt: Date()) })
+        queue.update(urls[1]) { entry in
+            entry.holder = "host-b:42:7"
+            entry.task.state = .downloading
+            entry.task.expectedLength = 1000
+            entry.task.receivedLength = 250
+        }
+        queue.end(urls[2], as: .failed(FailureReason(.httpStatus, httpStatus: 404, message: "404")))
+        func gid(_ url: String) -> String { String(QueueKeyHash.of(url), radix: 16).leftPadded(to: 16) }
+
+        #expect(try await call(service, "peregrine.lists", "")["result"] as? [String] == [""])
+        func view() async throws -> (view: [String: Any], rows: [[String: Any]]) {
+            let response = try await call(service, "peregrine.listView", "")
+            let view = try #require(response["result"] as? [String: Any], "\(response)")
+            let fields = try #require(view["fields"] as? [String])
+            let sections = try #require(view["sections"] as? [[String: Any]])
+            let rows = sections.flatMap { ($0["downloads"] as? [[Any]]) ?? [] }.map {
+                Dictionary(uniqueKeysWithValues: zip(fields, $0))
+            }
+            return (view, rows)
+        }
+        let (first, rows) = try await view()
+        #expect(first["fleet"] as? Bool == true && first["queueTotal"] as? Int == 3, "\(first)")
+        #expect(rows.map { $0["gid"] as? String } == urls.map(gid))
+        #expect(rows.map { $0["name"] as? String } == ["a.iso", "b.jpg", "c.mp3"])
+        #expect(rows.map { $0["status"] as? String } == ["waiting", "active", "error"])
+        #expect(rows.map { $0["holder"] as? String } == ["", "host-b:42:7", ""])
+        #expect(rows.map { $0["kind"] as? String } == ["Other", "Image", "Audio"], "\(rows)")
+        #expect(rows[1]["total"] as? Int == 1000 && rows[1]["done"] as? Int == 250, "\(rows[1])")
+
+        // Another service adds a task: the revision moves, and the list has it last.
+        let revision = try await call(service, "peregrine.listRevision", "")["result"] as? Int
+        #expect(try await call(service, "peregrine.listRevision", "")["result"] as? Int == revision)
+        _ = try queue.enqueue([
+            StoredTask(urlString: "http://example.com/d.pdf", receivedLength: 0, state: .pending, addedAt: Date())
+        ])
+        let moved = try await call(service, "peregrine.listRevision", "")["result"] as? Int
+        #expect(moved != nil && moved != revision)
+        #expect(try await view().rows.map { $0["name"] as? String } == ["a.iso", "b.jpg", "c.mp3", "d.pdf"])
+
+        // Pause all reaches the task another service holds; unpause all lets them wait again.
+        #expect(try await call(service, "aria2.pauseAll", "")["result"] as? String == "OK")
+        let paused = queue.entriesByURL.withLock { entries in urls.map { entries[$0]?.task.state } }
+        #expect(paused == [.paused, .paused, .failed(FailureReason(.httpStatus, httpStatus: 404, message: "404"))])
+        #expect(queue.entriesByURL.withLock { $0[urls[1]]?.holder } == nil)
+        #expect(try await view().rows.map { $0["status"] as? String } == ["paused", "paused", "error", "paused"])
+        #expect(try await call(service, "aria2.unpauseAll", "")["result"] as? String == "OK")
+        #expect(try await view().rows.map { $0["status"] as? String } == ["waiting", "waiting", "error", "waiting"])
+
+        // The failed task is retried (the dashboard's resume of a failed row); a waiting one
+        // cannot be.
+        #expect(
+            try await call(service, "peregrine.restart", "\"\(gid(urls[2]))\"")["result"] as? String == gid(urls[2]))
+        #expect(queue.entriesByURL.withLock { $0[urls[2]]?.task.state } == .pending)
+        #expect(try await call(service, "peregrine.restart", "\"\(gid(urls[0]))\"")["error"] != nil)
+
+        // What the shared queue does not have is refused, not dropped.
+        for (method, params) in [
+            ("peregrine.setSort", "\"fileName\""), ("peregrine.trash", "\"\(gid(urls[0]))\""),
+            ("peregrine.trashView", ""), ("peregrine.moveTask", "\"\(gid(urls[0]))\", 0, 1"),
+        ] {
+            let refused = try await call(service, method, params)
+            let message = (refused["error"] as? [String: Any])?["message"] as? String ?? ""
+            #expect(message.contains("fleet service"), "\(method): \(refused)")
+        }
     }
 }
 

@@ -22,6 +22,14 @@ const ACTIONS = [
   ['delete', 'Delete for good', 'delete', true],
   ['error', 'Show the error', 'error', false],
 ];
+// On a fleet service the list is the shared queue: one order, no sections, no trash; a task
+// is paused, resumed (retried when it failed) or removed from the queue, whoever holds it.
+const FLEET_ACTIONS = [
+  ['pause', 'Pause', 'pause', false],
+  ['resume', 'Resume', 'resume', false],
+  ['remove', 'Remove from the queue', 'delete', true],
+  ['error', 'Show the error', 'error', false],
+];
 const SECRET_KEY = 'peregrine.secret';
 
 const state = {
@@ -44,7 +52,13 @@ const state = {
   flushTimer: 0,
   loading: null,
   dragging: null,
+  fleet: false,
 };
+
+/** The row actions of the list shown: a fleet's queue has fewer. */
+function rowActions() {
+  return state.fleet ? FLEET_ACTIONS : ACTIONS;
+}
 
 // Measured by Benchmarks/p11.sh and shown nowhere.
 const metrics = { firstRender: null, listBytes: 0, longestUpdate: 0, updates: 0, listRequested: undefined };
@@ -206,8 +220,8 @@ function listTitle(name) {
 function renderTabs() {
   const tabs = $('tabs');
   const buttons = [];
-  for (const name of state.lists) buttons.push(tabButton(listTitle(name), 'list', name));
-  buttons.push(tabButton('Trash', 'trash', state.list));
+  for (const name of state.lists) buttons.push(tabButton(state.fleet ? 'Fleet queue' : listTitle(name), 'list', name));
+  if (!state.fleet) buttons.push(tabButton('Trash', 'trash', state.list));
   tabs.replaceChildren(...buttons);
   const names = $('list-names');
   names.replaceChildren(
@@ -262,12 +276,14 @@ async function selectTab(tab, list) {
 
 /** A row from `listView` (an array in the order of its `fields`) or `trashView` (an object). */
 function rowFrom(value) {
-  const [gid, name, status, total, done, kind, speed, url] = Array.isArray(value)
+  // A fleet's rows carry the service holding the task last; trash rows (objects) their URL.
+  const [gid, name, status, total, done, kind, speed, holder] = Array.isArray(value)
     ? value
-    : [value.gid, value.name, value.status, value.total, value.done, value.kind, value.speed, value.url];
+    : [value.gid, value.name, value.status, value.total, value.done, value.kind, value.speed, value.holder];
   return {
     gid,
-    url,
+    url: Array.isArray(value) ? undefined : value.url,
+    holder: holder || '',
     name,
     status,
     total: Number(total) || 0,
@@ -346,6 +362,10 @@ function applyView(view) {
   const focusedGID = state.items[state.focus] && state.items[state.focus].gid;
   state.view = view;
   state.revision = Math.max(state.revision, view.revision);
+  if (Boolean(view.fleet) !== state.fleet) {
+    state.fleet = Boolean(view.fleet);
+    renderTabs();
+  }
   const items = [];
   const rows = new Map();
   const active = new Set();
@@ -378,8 +398,14 @@ function applyView(view) {
   state.focus = Math.min(state.focus, Math.max(0, items.length - 1));
   renderToolbar();
   const count = total;
-  $('list-summary').textContent =
-    `${count} download${count === 1 ? '' : 's'} in ${view.sections.length} section${view.sections.length === 1 ? '' : 's'}`;
+  if (state.fleet) {
+    const all = view.queueTotal ?? count;
+    $('list-summary').textContent =
+      `${all} download${all === 1 ? '' : 's'} in the fleet's queue` + (all > count ? `, the first ${count} shown` : '');
+  } else {
+    $('list-summary').textContent =
+      `${count} download${count === 1 ? '' : 's'} in ${view.sections.length} section${view.sections.length === 1 ? '' : 's'}`;
+  }
   listView.setCount(items.length);
   listView.paint();
   if (!state.firstRender) {
@@ -429,6 +455,11 @@ function renderToolbar() {
   $('sec-fileSize').checked = view.sectioning.fileSize;
   $('sec-fileNameIndex').checked = view.sectioning.fileNameIndex;
   const manual = view.sortType === 'manual';
+  // A fleet's queue has one order and no lists, sections or paused additions.
+  const listModel = ['sort-type-label', 'sort-order-label', 'sectioning'];
+  for (const id of [...listModel, 'add-list-label', 'add-section-label', 'add-paused-label']) {
+    $(id).hidden = state.fleet;
+  }
   $('add-section').hidden = !manual;
   $('list-scroller').classList.toggle('manual', manual);
   // The add form's sections: only a list in manual mode has sections to choose.
@@ -516,7 +547,9 @@ function createElement() {
   refs.eta.className = 'eta';
   refs.size = document.createElement('span');
   refs.size.className = 'size';
-  refs.meta.append(refs.status, refs.percent, refs.speed, refs.eta, refs.size);
+  refs.holder = document.createElement('span');
+  refs.holder.className = 'holder';
+  refs.meta.append(refs.status, refs.percent, refs.speed, refs.eta, refs.size, refs.holder);
   refs.bar = document.createElement('div');
   refs.bar.className = 'bar';
   refs.fill = document.createElement('div');
@@ -525,7 +558,8 @@ function createElement() {
   refs.actions = document.createElement('span');
   refs.actions.className = 'actions';
   refs.buttons = {};
-  for (const [action, label, iconName, secondary] of ACTIONS) {
+  for (const [action, label, iconName, secondary] of [...ACTIONS, ...FLEET_ACTIONS]) {
+    if (refs.buttons[action]) continue;
     const button = document.createElement('button');
     button.type = 'button';
     button.dataset.action = action;
@@ -588,7 +622,7 @@ function becomeSection(element) {
 }
 
 function becomeRow(element, trash) {
-  const kind = trash ? 'trash' : 'row';
+  const kind = trash ? 'trash' : state.fleet ? 'fleet-row' : 'row';
   if (element.kind === kind) return;
   element.kind = kind;
   element.className = 'row';
@@ -599,8 +633,7 @@ function becomeRow(element, trash) {
   if (trash) {
     refs.actions.replaceChildren(refs.restore, refs.cleanup);
   } else {
-    refs.actions.replaceChildren(
-...ACTIONS.map(([action]) => refs.buttons[action]), refs.more);
+    refs.actions.replaceChildren(...rowActions().map(([action]) => refs.buttons[action]), refs.more);
   }
 }
 
@@ -642,6 +675,7 @@ function renderListElement(element, index) {
   setFlag(refs, 'resume', (on) => (refs.buttons.resume.hidden = !on), !(status === 'active' || status === 'waiting'));
   setFlag(refs, 'resume-enabled', (on) => (refs.buttons.resume.disabled = !on), status === 'paused' || status === 'error');
   setFlag(refs, 'stop', (on) => (refs.buttons.stop.disabled = !on), status === 'active' || status === 'waiting');
+  setFlag(refs, 'remove', (on) => (refs.buttons.remove.disabled = !on), ['active', 'waiting', 'paused'].includes(status));
   setFlag(refs, 'error', (on) => (refs.buttons.error.hidden = !on), status === 'error');
 }
 
@@ -685,6 +719,9 @@ function renderRow(refs, row) {
   const active = row.status === 'active';
   setText(refs, 'speed', refs.speed, active ? format.speed(row.speed) : '');
   setText(refs, 'eta', refs.eta, active ? format.remaining(row.done, row.total, row.speed) : '');
+  // Who downloads it, on a fleet service: the holder's host and process (its owner name
+  // without the random part).
+  setText(refs, 'holder', refs.holder, active && row.holder ? `on ${row.holder.replace(/:[0-9]+$/, '')}` : '');
   setText(refs, 'size', refs.size, row.total > 0 ? `${format.bytes(row.done)} of ${format.bytes(row.total)}` : format.bytes(row.done));
   const fraction = row.status === 'complete' ? 1 : row.total > 0 ? Math.min(1, row.done / row.total) : 0;
   setFlag(refs, 'fill', (value) => (refs.fill.style.transform = `scaleX(${value})`), fraction);
@@ -807,6 +844,11 @@ async function perform(action, item, anchor) {
       await attempt(() => client.call('peregrine.trash', gid));
       await loadList();
       return;
+    case 'remove':
+      if (!window.confirm(`Remove “${row ? row.name : gid}” from the fleet's queue?`)) return;
+      await attempt(() => client.call('aria2.remove', gid));
+      await loadList();
+      return;
     case 'delete':
       if (!window.confirm(`Delete “${row ? row.name : gid}” and its file for good?`)) return;
       await attempt(() => client.call('peregrine.delete', gid));
@@ -854,11 +896,12 @@ function openMenu(anchor, item) {
   menu = document.createElement('div');
   menu.className = 'menu';
   menu.setAttribute('role', 'menu');
-  for (const [action, label] of ACTIONS) {
+  for (const [action, label] of rowActions()) {
     const status = row ? row.status : '';
     if (action === 'pause' && !(status === 'active' || status === 'waiting')) continue;
     if (action === 'resume' && (status === 'active' || status === 'waiting')) continue;
     if (action === 'error' && status !== 'error') continue;
+    if (action === 'remove' && !['active', 'waiting', 'paused'].includes(status)) continue;
     const button = document.createElement('button');
     button.type = 'button';
     button.setAttribute('role', 'menuitem');
@@ -960,7 +1003,7 @@ $('list-scroller').addEventListener('keydown', (event) => {
   else if (item && event.key === ' ') {
     const row = state.rows.get(item.gid);
     if (row) perform(row.status === 'active' || row.status === 'waiting' ? 'pause' : 'resume', item);
-  } else if (item && event.key === 'Delete') perform(event.shiftKey ? 'delete' : 'trash', item);
+  } else if (item && event.key === 'Delete') perform(state.fleet ? 'remove' : event.shiftKey ? 'delete' : 'trash', item);
   else if (item && event.key === 'Enter') {
     if (item.header) perform('rename', item);
     else {
@@ -970,7 +1013,7 @@ $('list-scroller').addEventListener('keydown', (event) => {
         urlOf(row).then((url) => showText(row.name, `${url || ''}\n${STATUS_TITLES[row.status] || row.status}`));
       }
     }
-  } else if (item && !item.header && (event.key === 'r' || event.key === 's')) {
+  } else if (item && !item.header && !state.fleet && (event.key === 'r' || event.key === 's')) {
     perform(event.key === 'r' ? 'restart' : 'stop', item);
   } else handled = false;
   if (handled) event.preventDefault();
