@@ -572,6 +572,12 @@ public final class PostgresClaimingQueue: ClaimingTaskQueue {
                 WHERE store = \(queue) AND (\(all) OR url = ANY(\(some)::text[])) AND state IN ('pending', 'downloading', 'paused')
                 RETURNING url
                 """
+            case .forget:
+                """
+                DELETE FROM peregrine_tasks
+                WHERE store = \(queue) AND (\(all) OR url = ANY(\(some)::text[])) AND state IN ('finished', 'failed', 'stopped')
+                RETURNING url
+                """
             }
         var statements: [PostgresQuery] = ["SET LOCAL synchronous_commit = on", statement]
         // A resumed or retried task is work for idle services.

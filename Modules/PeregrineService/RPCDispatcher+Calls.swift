@@ -199,7 +199,9 @@ extension RPCDispatcher {
         case "aria2.getGlobalOption": return getGlobalOption()
         case "aria2.changeGlobalOption": return try changeGlobalOption(params)
         case "aria2.getGlobalStat": return try getGlobalStat()
-        case "aria2.purgeDownloadResult": return purgeDownloadResult()
+        case "aria2.purgeDownloadResult":
+            if let queue = configuration.fleetQueue { return try fleetPurgeDownloadResult(queue: queue) }
+            return purgeDownloadResult()
         case "aria2.removeDownloadResult": return try removeDownloadResult(params)
         case "aria2.getVersion":
             return ["version": .string(configuration.version), "enabledFeatures": ["HTTPS", "Message Digest"]]

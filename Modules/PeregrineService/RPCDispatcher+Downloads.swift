@@ -211,6 +211,9 @@ extension RPCDispatcher {
     /// complete download's file stays).
     func removeDownloadResult(_ params: RPCParameters) throws(RPCError) -> JSONValue {
         let text = try params.string(0)
+        if let queue = configuration.fleetQueue, case .task(let gid, let url) = try target(text) {
+            return try fleetRemoveDownloadResult(gid: gid, url: url, queue: queue)
+        }
         switch try target(text) {
         case .removed(let gid):
             state.withLock { _ = $0.removed.removeValue(forKey: gid) }
@@ -231,7 +234,7 @@ extension RPCDispatcher {
         return "OK"
     }
 
-    private func forget(gid: GID, url: String) throws(RPCError) {
+    func forget(gid: GID, url: String) throws(RPCError) {
         try deleteForGood(url)
         state.withLock { state in
             state.table.remove(url: url)

@@ -133,6 +133,43 @@ extension RPCDispatcher {
         return .array(page.map { Self.filter(fleetListObject($0, queue: queue), keys: keys) })
     }
 
+    /// `tellStopped` of a fleet service: the tasks of the queue that ended (finished or failed
+    /// on any service), in the order they ended, paged as aria2 pages.
+    func fleetTellStopped(offset: Int, num: Int, keys: [String]?, queue: any ClaimingTaskQueue) throws(RPCError)
+        -> JSONValue
+    {
+        let page = try Self.fleetCall { () throws(StoreError) in
+            try queue.page(.ended, offset: offset, count: min(num, Self.fleetListLimit))
+        }
+        return .array(page.map { Self.filter(fleetListObject($0, queue: queue), keys: keys) })
+    }
+
+    /// `removeDownloadResult` of a fleet service: an ended task leaves the queue (its URL may
+    /// be added again; its file stays on the service that downloaded it), and this service's
+    /// copy, if it has one, is forgotten.
+    func fleetRemoveDownloadResult(gid: GID, url: String, queue: any ClaimingTaskQueue) throws(RPCError)
+        -> JSONValue
+    {
+        let forgotten = try Self.fleetCall { () throws(StoreError) in try queue.control([url], .forget) }
+        let local = manager.engine.task(url) != nil
+        guard forgotten.contains(url) || (local && status(of: url).isStopped) else {
+            throw RPCError("Could not remove download result of GID#\(gid)")
+        }
+        if local {
+            try forget(gid: gid, url: url)
+        } else {
+            state.withLock { $0.table.remove(url: url) }
+        }
+        return "OK"
+    }
+
+    /// `purgeDownloadResult` of a fleet service: every ended task leaves the queue, and this
+    /// service forgets its own results.
+    func fleetPurgeDownloadResult(queue: any ClaimingTaskQueue) throws(RPCError) -> JSONValue {
+        _ = try Self.fleetCall { () throws(StoreError) in try queue.controlAll(.forget) }
+        return purgeDownloadResult()
+    }
+
     /// Pauses, resumes or removes a task of the fleet's queue, whoever holds it (its holder
     /// stops it at its next lease renewal); an error when the queue's task is not in a state
     /// that allows it (aria2's "cannot be paused now").

@@ -204,6 +204,9 @@ extension RPCDispatcher {
     /// trash is not listed (see `peregrine.listTrash`).
     func tellStopped(_ params: RPCParameters) throws(RPCError) -> JSONValue {
         let (offset, num, keys) = try pageParameters(params)
+        if let queue = configuration.fleetQueue {
+            return try fleetTellStopped(offset: offset, num: num, keys: keys, queue: queue)
+        }
         // Ordered first, materialised only for the page: a long list costs no status objects.
         let page = Pagination.page(stoppedEntries(), offset: offset, num: num)
         return .array(
@@ -241,19 +244,19 @@ extension RPCDispatcher {
         return (offset, num, try params.strings(2))
     }
 
-    /// `aria2.getGlobalStat`. On a fleet service, `numActive` and `numWaiting` count the whole
-    /// fleet's queue; the speed and the stopped downloads are this service's.
+    /// `aria2.getGlobalStat`. On a fleet service, `numActive`, `numWaiting` and `numStopped`
+    /// count the whole fleet's queue; the speed is this service's.
     func getGlobalStat() throws(RPCError) -> JSONValue {
         let index = statusIndex()
         var active = index.active.count
         var waiting = index.waiting.count
+        var stopped = index.stopped + state.withLock { $0.removed.count }
         if let queue = configuration.fleetQueue {
             let census = try Self.fleetCall { () throws(StoreError) in try queue.census() }
-            (active, waiting) = (census.held, census.waiting)
+            (active, waiting, stopped) = (census.held, census.waiting, census.ended)
         }
         var speed: Int64 = 0
         for url in index.active { speed += self.speed(of: url) }
-        let stopped = index.stopped + state.withLock { $0.removed.count }
         return [
             "downloadSpeed": .string(String(speed)), "uploadSpeed": "0", "numActive": .string(String(active)),
             "numWaiting": .string(String(waiting)), "numStopped": .string(String(stopped)),

@@ -70,7 +70,7 @@ public protocol ClaimingTaskQueue: AnyObject, Sendable {
     /// asks: a holder loses the lease (its next renewal answers without the task, and it stops
     /// the download). Returns the URLs changed: ``QueueControl/pause`` changes waiting and held
     /// tasks, ``QueueControl/resume`` paused ones, ``QueueControl/retry`` failed and stopped
-    /// ones, ``QueueControl/remove`` any that did not end.
+    /// ones, ``QueueControl/remove`` any that did not end, ``QueueControl/forget`` any that did.
     func control(_ urls: [String], _ change: QueueControl) throws(StoreError) -> Set<String>
     /// ``control(_:_:)`` for every task of the queue that `change` applies to (aria2's
     /// `pauseAll` and `unpauseAll` across a fleet), in one transaction; returns the URLs changed.
@@ -89,6 +89,10 @@ public enum QueueControl: Sendable, Hashable {
     case retry
     /// Out of the queue; a holder loses its lease. The URL may be added again.
     case remove
+    /// An ended task (finished, failed, stopped) leaves the queue, as aria2's
+    /// `removeDownloadResult` forgets a result; the URL may be added again. Its file stays
+    /// where it was downloaded.
+    case forget
 }
 
 /// Where a task of a shared queue is, as every owner sees it (``ClaimingTaskQueue/page(_:offset:count:)``).

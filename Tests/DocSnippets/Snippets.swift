@@ -83,8 +83,8 @@ func snippetFleetLine99() async throws {
     _ = (manager, queue, worker, running)
 }
 
-// Docs/Fleet.md:201
-func snippetFleetLine201() async throws {
+// Docs/Fleet.md:203
+func snippetFleetLine203() async throws {
     let queue = try PostgresClaimingQueue(queue: "downloads", connectionString: "postgresql://db.internal/peregrine")
     try queue.setLimits(PostgresClaimingQueue.Limits(maxDownloads: 20, maxConnectionsPerOrigin: 8))
     _ = queue

@@ -330,5 +330,10 @@ struct PostgresClaimingQueueTests {
         _ = try client.enqueue([StoreFixtures.task(6)])
         #expect(try client.census().total == 5)
         #expect(try client.census().newestAddition > added)
+
+        // A result forgotten: the finished task leaves the queue; a waiting one is not a result.
+        #expect(try client.control([urls[1], urls[2]], .forget) == [urls[1]])
+        #expect(try client.entries([urls[1]]).isEmpty)
+        #expect(try client.enqueue([all[1]]) == [urls[1]], "a forgotten URL may be added again")
     }
 }

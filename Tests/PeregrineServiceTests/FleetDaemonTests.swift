@@ -370,6 +370,106 @@ import Testing
         #expect(await second.signal(SIGTERM) == 0, "\(second.logText)")
     }
 
+    /// `peregrine add|ls|pause|resume|rm` work the same against either service of a fleet:
+    /// what is added through one is listed, paused, resumed and removed through the other, and
+    /// a file downloaded by either is listed complete by both.
+    @Test func theCommandLineWorksAgainstAnyServiceOfTheFleet() async throws {
+        let tool = try #require(Self.peregrined, "no peregrined beside the tests: build with --build-tests")
+        let client = try #require(
+            DaemonTests.peregrine, "no peregrine binary beside the tests: build with --build-tests")
+        let postgres = try PostgresServer()
+        defer { postgres.stop() }
+        try await postgres.start()
+        try await postgres.createDatabase("cli")
+        let (nginx, scratch) = try await ServiceRig.makeServer()
+        defer {
+            nginx.stop()
+            scratch.remove()
+        }
+        var random = SeededRandom(seed: 2811)
+        try Data(random.bytes(90_001)).write(to: URL(fileURLWithPath: nginx.documentPath("/c.bin")))
+        try FileManager.default.createDirectory(atPath: nginx.documentPath("/slow"), withIntermediateDirectories: true)
+        try Data(random.bytes(24 << 20)).write(to: URL(fileURLWithPath: nginx.documentPath("/slow/s.bin")))
+        let secret = "cli-\(UInt32.random(in: 0...UInt32.max))"
+        func service(_ name: String) async throws -> DaemonProcess {
+            try await DaemonProcess(
+                tool,
+                [
+                    "--dir", scratch.path("downloads-\(name)"), "--state", scratch.path("state-\(name)"),
+                    "--rpc-listen-port", "{port}", "--queue", "cli", "--lease", "3", "--fleet-slots", "2",
+                ], log: scratch.path("daemon-\(name).log"),
+                environment: [
+                    "PEREGRINE_STORE": postgres.connectionString(database: "cli"), "PEREGRINE_RPC_SECRET": secret,
+                ])
+        }
+        let first = try await service("first")
+        defer { first.stop() }
+        let second = try await service("second")
+        defer { second.stop() }
+        func peregrine(_ arguments: [String], on daemon: DaemonProcess) async throws -> ChildProcess.Output {
+            try await ChildProcess.run(
+                client, arguments + ["--rpc", "http://127.0.0.1:\(daemon.port)/jsonrpc"],
+                environment: ["PEREGRINE_RPC_SECRET": secret], allowFailure: true)
+        }
+        /// `peregrine ls --json` of a service, by GID.
+        func listed(on daemon: DaemonProcess) async throws -> [String: [String: Any]] {
+            let output = try await peregrine(["ls", "--json"], on: daemon)
+            #expect(output.status == 0, "\(output.errorText)")
+            var lines: [String: [String: Any]] = [:]
+            for line in output.text.split(separator: "\n") {
+                if let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                    let gid = object["gid"] as? String
+                {
+                    lines[gid] = object
+                }
+            }
+            return lines
+        }
+        func eventually(_ what: String, _ condition: () async throws -> Bool) async throws {
+            let deadline = ContinuousClock.now + .seconds(60)
+            while ContinuousClock.now < deadline {
+                if try await condition() { return }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            Issue.record("timed out waiting until \(what)")
+        }
+
+        let small = try await peregrine(["add", nginx.httpURL("/c.bin")], on: first)
+        let smallGID = small.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(small.status == 0 && smallGID.count == 16, "\(small.text) \(small.errorText)")
+        let slow = try await peregrine(["add", nginx.httpURL("/slow/s.bin")], on: second)
+        let slowGID = slow.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(slow.status == 0 && slowGID.count == 16, "\(slow.text) \(slow.errorText)")
+
+        try await eventually("both services list the small file complete") {
+            let one = try await listed(on: first)[smallGID]?["status"] as? String
+            let two = try await listed(on: second)[smallGID]?["status"] as? String
+            return one == "complete" && two == "complete"
+        }
+        try await eventually("the first service lists the slow one active") {
+            try await listed(on: first)[slowGID]?["status"] as? String == "active"
+        }
+        let paused = try await peregrine(["pause", slowGID], on: first)
+        #expect(paused.status == 0 && paused.text == "paused \(slowGID)\n", "\(paused.errorText)")
+        try await eventually("the second service lists it paused") {
+            try await listed(on: second)[slowGID]?["status"] as? String == "paused"
+        }
+        let resumed = try await peregrine(["resume", slowGID], on: second)
+        #expect(resumed.status == 0, "\(resumed.errorText)")
+        try await eventually("the first service lists it active again") {
+            try await listed(on: first)[slowGID]?["status"] as? String == "active"
+        }
+        let removed = try await peregrine(["rm", slowGID, smallGID], on: first)
+        #expect(removed.status == 0, "\(removed.errorText)")
+        try await eventually("neither service lists either download") {
+            let one = try await listed(on: first)
+            let two = try await listed(on: second)
+            return one[slowGID] == nil && two[slowGID] == nil && one[smallGID] == nil && two[smallGID] == nil
+        }
+        #expect(
+            try await postgres.psql("SELECT count(*) FROM peregrine_tasks WHERE store = 'cli'", database: "cli") == "0")
+    }
+
     /// A database that is down at start: one line on standard error naming the connection
     /// string with its password redacted, and a non-zero exit.
     @Test func aDatabaseThatIsDownAtStartIsOneRedactedLine() async throws {

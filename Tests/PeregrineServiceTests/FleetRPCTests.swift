@@ -102,6 +102,7 @@ import Testing
                         entries[url]?.holder = nil
                     case (.resume, .paused), (.retry, .failed), (.retry, .stopped): entries[url]?.task.state = .pending
                     case (.remove, .pending), (.remove, .downloading), (.remove, .paused): entries[url] = nil
+                    case (.forget, .finished), (.forget, .failed), (.forget, .stopped): entries[url] = nil
                     default: continue
                     }
                     changed.insert(url)
@@ -435,7 +436,8 @@ import Testing
     /// A fleet service's dashboard shows the shared queue: every task in the order added,
     /// whichever service added or holds it, with its holder; the list's revision moves when
     /// another service adds a task; pause all and unpause all reach tasks held elsewhere; a
-    /// failed task is retried; the list model's methods (sort, sections, trash) are refused.
+    /// failed task is retried; ended tasks are listed, counted and forgotten through the queue;
+    /// the list model's methods (sort, sections, trash) are refused.
     @Test func theDashboardOfAFleetServiceShowsTheWholeQueue() async throws {
         let scratch = try TemporaryDirectory(prefix: "fleet-rpc-dashboard")
         defer { scratch.remove() }
@@ -507,6 +509,23 @@ import Testing
             try await call(service, "peregrine.restart", "\"\(gid(urls[2]))\"")["result"] as? String == gid(urls[2]))
         #expect(queue.entriesByURL.withLock { $0[urls[2]]?.task.state } == .pending)
         #expect(try await call(service, "peregrine.restart", "\"\(gid(urls[0]))\"")["error"] != nil)
+
+        // Ended tasks: listed by tellStopped and counted by getGlobalStat as the queue has
+        // them; their results leave the queue one by one or all at once.
+        queue.end(urls[0], as: .finished)
+        let stopped = try await call(service, "aria2.tellStopped", "0, 10, [\"gid\", \"status\"]")
+        let stoppedRows = stopped["result"] as? [[String: String]] ?? []
+        #expect(stoppedRows == [["gid": gid(urls[0]), "status": "complete"]], "\(stopped)")
+        let stat = try await call(service, "aria2.getGlobalStat", "")["result"] as? [String: Any]
+        #expect(stat?["numStopped"] as? String == "1", "\(String(describing: stat))")
+        let forgotten = try await call(service, "aria2.removeDownloadResult", "\"\(gid(urls[0]))\"")
+        #expect(forgotten["result"] as? String == "OK", "\(forgotten)")
+        #expect(queue.entriesByURL.withLock { $0[urls[0]] } == nil)
+        #expect(try await call(service, "aria2.removeDownloadResult", "\"\(gid(urls[1]))\"")["error"] != nil)
+        queue.end(urls[1], as: .failed(FailureReason(.network, message: "reset")))
+        #expect(try await call(service, "aria2.purgeDownloadResult", "")["result"] as? String == "OK")
+        #expect(queue.entriesByURL.withLock { $0[urls[1]] } == nil)
+        #expect(queue.entriesByURL.withLock { $0[urls[2]] } != nil, "a waiting task stays")
 
         // What the shared queue does not have is refused, not dropped.
         for (method, params) in [

@@ -675,7 +675,7 @@ function renderListElement(element, index) {
   setFlag(refs, 'resume', (on) => (refs.buttons.resume.hidden = !on), !(status === 'active' || status === 'waiting'));
   setFlag(refs, 'resume-enabled', (on) => (refs.buttons.resume.disabled = !on), status === 'paused' || status === 'error');
   setFlag(refs, 'stop', (on) => (refs.buttons.stop.disabled = !on), status === 'active' || status === 'waiting');
-  setFlag(refs, 'remove', (on) => (refs.buttons.remove.disabled = !on), ['active', 'waiting', 'paused'].includes(status));
+  setFlag(refs, 'remove', (on) => (refs.buttons.remove.disabled = !on), status !== 'removed');
   setFlag(refs, 'error', (on) => (refs.buttons.error.hidden = !on), status === 'error');
 }
 
@@ -844,11 +844,15 @@ async function perform(action, item, anchor) {
       await attempt(() => client.call('peregrine.trash', gid));
       await loadList();
       return;
-    case 'remove':
-      if (!window.confirm(`Remove “${row ? row.name : gid}” from the fleet's queue?`)) return;
-      await attempt(() => client.call('aria2.remove', gid));
+    case 'remove': {
+      // An ended task leaves the queue as a result does (its file stays where it was downloaded).
+      const ended = row && (row.status === 'complete' || row.status === 'error');
+      const question = ended ? ' (its file stays)' : '';
+      if (!window.confirm(`Remove “${row ? row.name : gid}” from the fleet's queue${question}?`)) return;
+      await attempt(() => client.call(ended ? 'aria2.removeDownloadResult' : 'aria2.remove', gid));
       await loadList();
       return;
+    }
     case 'delete':
       if (!window.confirm(`Delete “${row ? row.name : gid}” and its file for good?`)) return;
       await attempt(() => client.call('peregrine.delete', gid));
@@ -901,7 +905,6 @@ function openMenu(anchor, item) {
     if (action === 'pause' && !(status === 'active' || status === 'waiting')) continue;
     if (action === 'resume' && (status === 'active' || status === 'waiting')) continue;
     if (action === 'error' && status !== 'error') continue;
-    if (action === 'remove' && !['active', 'waiting', 'paused'].includes(status)) continue;
     const button = document.createElement('button');
     button.type = 'button';
     button.setAttribute('role', 'menuitem');
