@@ -116,7 +116,26 @@ struct DaemonCommand: AsyncParsableCommand {
         }
     }
 
+    /// glibc's allocator for a process that runs for days: at most two arenas (glibc's default
+    /// is eight per core, each keeping its own free memory) and a fixed trim threshold (by
+    /// default it grows with the largest block freed, and freed memory below it stays
+    /// resident). Measured with 10,000 tasks (P9): 61–67 MiB of heap resident with the
+    /// defaults, 44 MiB with these. Left alone when the environment tunes malloc itself
+    /// (`MALLOC_ARENA_MAX`, `MALLOC_TRIM_THRESHOLD_`, `GLIBC_TUNABLES`).
+    static func tuneAllocator() {
+        #if canImport(Glibc)
+            let environment = ProcessInfo.processInfo.environment
+            let tuned =
+                environment["MALLOC_ARENA_MAX"] != nil || environment["MALLOC_TRIM_THRESHOLD_"] != nil
+                || (environment["GLIBC_TUNABLES"] ?? "").contains("glibc.malloc")
+            guard !tuned else { return }
+            _ = glibcMallopt(mallocArenaMax, 2)
+            _ = glibcMallopt(mallocTrimThreshold, 128 * 1024)
+        #endif
+    }
+
     func run() async throws {
+        Self.tuneAllocator()
         var logger = Logger(label: "peregrine.daemon") { StreamLogHandler.standardError(label: $0) }
         logger.logLevel = verbose ? .debug : .info
         let requests = TaskRequestTable()
@@ -280,3 +299,12 @@ func printError(_ text: String) {
         }
     }
 }
+
+#if canImport(Glibc)
+    // glibc's `mallopt` and its parameters (<malloc.h>, which the Glibc module does not bring).
+    @_silgen_name("mallopt") private func glibcMallopt(_ parameter: Int32, _ value: Int32) -> Int32
+    /// `M_TRIM_THRESHOLD`.
+    private let mallocTrimThreshold: Int32 = -1
+    /// `M_ARENA_MAX`.
+    private let mallocArenaMax: Int32 = -8
+#endif

@@ -23,7 +23,14 @@ final class TaskEntry: @unchecked Sendable {
     /// Retries since the user's last action.
     var retryCount = 0
     /// The failure that the next attempt retries.
-    var previousFailure: TransferFailure?
+    var previousFailure: TransferFailure? {
+        get { previousFailureBox?.failure }
+        set { previousFailureBox = newValue.map(FailureBox.init) }
+    }
+    /// `previousFailure` out of line: a failure is about 490 bytes (a request and a response
+    /// head), which every entry would carry inline although few tasks ever hold one (with
+    /// 10,000 tasks, 5 MB).
+    private var previousFailureBox: FailureBox?
     /// Downloads that ended with a checksum mismatch since the user's last action.
     var mismatchCount = 0
     /// When (on the engine's clock) a waiting retry starts the next transfer; nil when none waits.
@@ -150,4 +157,11 @@ struct LeftoverLink: Sendable, Hashable {
     var task: String
     var temporaryName: String
     var placedName: String
+}
+
+/// A ``TransferFailure`` on the heap (``TaskEntry/previousFailure``).
+private final class FailureBox: Sendable {
+    let failure: TransferFailure
+
+    init(_ failure: TransferFailure) { self.failure = failure }
 }

@@ -14,11 +14,14 @@ extension RPCDispatcher {
     }
 
     func status(of snapshot: DownloadTaskSnapshot) -> DownloadStatus {
-        let url = snapshot.urlString
+        status(of: snapshot.urlString, state: snapshot.state, isQueued: snapshot.isQueued)
+    }
+
+    /// The aria2 status of a task in `state`.
+    func status(of url: String, state taskState: DownloadState, isQueued: Bool) -> DownloadStatus {
         let paused = state.withLock { state in state.table.gidByURL[url].map { state.paused.contains($0) } ?? false }
         return DownloadStatus(
-            snapshot.state, isQueued: snapshot.isQueued, pausedByClient: paused,
-            inTrash: manager.indexPath(ofTask: url) == nil)
+            taskState, isQueued: isQueued, pausedByClient: paused, inTrash: manager.indexPath(ofTask: url) == nil)
     }
 
     /// The current download speed of a task, in bytes per second.
@@ -156,10 +159,10 @@ extension RPCDispatcher {
     func statusIndex() -> StatusIndex {
         statusIndexCache.index {
             var index = StatusIndex()
-            for snapshot in manager.engine.tasks() {
-                switch status(of: snapshot) {
-                case .active: index.active.append(snapshot.urlString)
-                case .waiting, .paused: index.waiting.append(snapshot.urlString)
+            for task in manager.engine.states() {
+                switch status(of: task.urlString, state: task.state, isQueued: task.isQueued) {
+                case .active: index.active.append(task.urlString)
+                case .waiting, .paused: index.waiting.append(task.urlString)
                 case .complete, .error: index.stopped += 1
                 case .removed: break
                 }
@@ -183,8 +186,8 @@ extension RPCDispatcher {
 
     /// The waiting and paused downloads, in queue order, read afresh from every task.
     func waitingURLs() -> [String] {
-        manager.engine.tasks().filter {
-            let status = status(of: $0)
+        manager.engine.states().filter {
+            let status = status(of: $0.urlString, state: $0.state, isQueued: $0.isQueued)
             return status == .waiting || status == .paused
         }.map(\.urlString)
     }
@@ -223,9 +226,12 @@ extension RPCDispatcher {
         var entries: [(order: UInt64, date: Date, gid: GID, target: Target)] = []
         // A task in the trash reads as removed in tellStatus but is listed by peregrine.listTrash,
         // not here: purging results never empties the trash.
-        for snapshot in manager.engine.tasks() {
-            let status = status(of: snapshot)
-            guard status == .complete || status == .error else { continue }
+        for task in manager.engine.states() {
+            let status = status(of: task.urlString, state: task.state, isQueued: task.isQueued)
+            // Only a stopped task's record is read (for its dates).
+            guard status == .complete || status == .error, let snapshot = manager.engine.task(task.urlString) else {
+                continue
+            }
             let gid = gid(of: snapshot.urlString)
             let order = state.withLock { $0.stopOrder[gid] } ?? 0
             let date = snapshot.record.finishedAt ?? snapshot.record.addedAt
