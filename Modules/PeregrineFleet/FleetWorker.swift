@@ -117,6 +117,9 @@ public final class FleetWorker: Sendable {
         var outcomes: [String: StoredTask] = [:]
         /// When the oldest of ``outcomes`` ended.
         var outcomesSince: ContinuousClock.Instant?
+        /// Each held task's bytes at its last renewal, and when: its speed since then goes into
+        /// the next renewal (``QueueMetaKey/speed``).
+        var renewed: [String: (bytes: Int64, at: ContinuousClock.Instant)] = [:]
         var statistics = Statistics()
     }
 
@@ -296,6 +299,8 @@ public final class FleetWorker: Sendable {
         guard let snapshot = manager.task(claimed.urlString) else { return claimed }
         var task = StoredTask(snapshot.record)
         task.metaInfo.merge(claimed.metaInfo) { _, added in added }
+        // A speed is a renewal's (a previous holder's stays out of this one's records).
+        task.metaInfo[QueueMetaKey.speed] = nil
         task.mirrors = claimed.mirrors
         task.maxConnections = claimed.maxConnections
         task.speedLimit = claimed.speedLimit
@@ -317,11 +322,25 @@ public final class FleetWorker: Sendable {
 
     private func renew() throws(StoreError) {
         let progress = state.withLock { state in
-            state.held.values.map { claimed -> StoredTask in
+            let now = ContinuousClock.now
+            let progress = state.held.values.map { claimed -> StoredTask in
                 var task = queueRecord(of: claimed)
                 task.state = .downloading
+                // The speed since the last renewal (from the bytes received, live; the record's
+                // progress moves at checkpoints), for the other services' clients.
+                let url = task.urlString
+                let bytes = manager.task(url)?.receivedBytes ?? task.receivedLength
+                if let last = state.renewed[url], now > last.at {
+                    let elapsed = (now - last.at).components
+                    let seconds = Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
+                    let speed = Double(max(0, bytes - last.bytes)) / seconds
+                    task.metaInfo[QueueMetaKey.speed] = .integer(Int64(speed.rounded()))
+                }
+                state.renewed[url] = (bytes, now)
                 return task
             }
+            state.renewed = state.renewed.filter { state.held[$0.key] != nil }
+            return progress
         }
         guard !progress.isEmpty else { return }
         let kept = try queue.renew(progress)

@@ -224,7 +224,7 @@ extension RPCDispatcher {
 
     /// `tellStatus`'s object for a task of the fleet's queue as the queue records it: `waiting`
     /// while unclaimed (or its lease expired), `active` while a service holds it
-    /// (`peregrine.holder` names that service; progress as of its last lease renewal, no speed),
+    /// (`peregrine.holder` names that service; progress and speed as of its last lease renewal),
     /// `complete` or `error` once a service finished it.
     func fleetStatusObject(gid: GID, entry: QueuedTask) -> [String: JSONValue] {
         let url = entry.task.urlString
@@ -238,7 +238,7 @@ extension RPCDispatcher {
             "totalLength": .string(String(total)),
             "completedLength": .string(String(completed)),
             "uploadLength": "0",
-            "downloadSpeed": "0",
+            "downloadSpeed": .string(String(Self.holderSpeed(entry) ?? 0)),
             "uploadSpeed": "0",
             "connections": "0",
             "numPieces": .string(String((total + pieceLength - 1) / pieceLength)),

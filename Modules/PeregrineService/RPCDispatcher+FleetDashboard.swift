@@ -95,7 +95,7 @@ extension RPCDispatcher {
         let progress = Self.fleetProgress(task)
         return [
             gid, .string(name), .string(progress.status.rawValue), .integer(progress.total),
-            .integer(progress.completed), kind, 0, holder,
+            .integer(progress.completed), kind, .integer(Self.holderSpeed(entry) ?? 0), holder,
         ]
     }
 
@@ -113,6 +113,15 @@ extension RPCDispatcher {
         let total = max(0, task.expectedLength ?? (status == .complete ? task.receivedLength : 0))
         let completed = status == .complete ? max(task.receivedLength, total) : task.receivedLength
         return (status, total, completed)
+    }
+
+    /// The download speed the holder of a task recorded at its last renewal
+    /// (``QueueMetaKey/speed``), while its lease runs; nil otherwise.
+    static func holderSpeed(_ entry: QueuedTask) -> Int64? {
+        guard entry.holder != nil, entry.task.state == .downloading,
+            case .integer(let speed) = entry.task.metaInfo[QueueMetaKey.speed]
+        else { return nil }
+        return max(0, speed)
     }
 
     /// The last component of a URL's path (without its query), or the URL when it has none.

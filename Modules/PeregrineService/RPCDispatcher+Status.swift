@@ -250,8 +250,9 @@ extension RPCDispatcher {
         return (offset, num, try params.strings(2))
     }
 
-    /// `aria2.getGlobalStat`. On a fleet service, `numActive`, `numWaiting` and `numStopped`
-    /// count the whole fleet's queue; the speed is this service's.
+    /// `aria2.getGlobalStat`. On a fleet service, the figures are the whole fleet's:
+    /// `numActive`, `numWaiting` and `numStopped` count the shared queue, and `downloadSpeed`
+    /// adds to this service's the speeds the other holders recorded at their last renewals.
     func getGlobalStat() throws(RPCError) -> JSONValue {
         let index = statusIndex()
         var active = index.active.count
@@ -263,6 +264,12 @@ extension RPCDispatcher {
         }
         var speed: Int64 = 0
         for url in index.active { speed += self.speed(of: url) }
+        if let queue = configuration.fleetQueue {
+            let held = try Self.fleetCall { () throws(StoreError) in
+                try queue.page(.held, offset: 0, count: Self.fleetListLimit)
+            }
+            for entry in held where entry.holder != queue.owner { speed += Self.holderSpeed(entry) ?? 0 }
+        }
         return [
             "downloadSpeed": .string(String(speed)), "uploadSpeed": "0", "numActive": .string(String(active)),
             "numWaiting": .string(String(waiting)), "numStopped": .string(String(stopped)),

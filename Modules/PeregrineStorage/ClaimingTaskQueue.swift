@@ -77,6 +77,14 @@ public protocol ClaimingTaskQueue: AnyObject, Sendable {
     func controlAll(_ change: QueueControl) throws(StoreError) -> Set<String>
 }
 
+/// Keys of a task's meta info that owners of a shared queue write for the others.
+public enum QueueMetaKey {
+    /// The holder's download speed at its last renewal, in bytes per second
+    /// (`PropertyListValue.integer`): what another service reports as the task's speed while
+    /// that holder's lease runs.
+    public static let speed = "peregrine.queue.speed"
+}
+
 /// What ``ClaimingTaskQueue/control(_:_:)`` does to tasks.
 public enum QueueControl: Sendable, Hashable {
     /// Out of the claims until resumed; a holder loses its lease. Progress is kept.

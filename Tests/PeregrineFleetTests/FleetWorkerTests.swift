@@ -26,13 +26,14 @@ struct FleetWorkerTests {
 
     private func service(
         _ name: String, scratch: TemporaryDirectory, server: MockServer, connection: String,
-        mode: MockTransport.Mode = .automatic, lease: Duration = .seconds(30), slots: Int = 8
+        mode: MockTransport.Mode = .automatic, lease: Duration = .seconds(30), slots: Int = 8,
+        transport: MockTransport? = nil
     ) throws -> Service {
         let manager = try DownloadManager(
             identifier: name,
             configuration: DownloadManager.Configuration(
                 downloadDirectory: scratch.path("downloads"), stateDirectory: scratch.path("state-\(name)"),
-                transport: MockTransport(server: server, mode: mode), maxDownloadCount: slots))
+                transport: transport ?? MockTransport(server: server, mode: mode), maxDownloadCount: slots))
         let queue = try PostgresClaimingQueue(
             queue: "fleet", connectionString: connection, owner: name, leaseDuration: lease)
         let worker = FleetWorker(
@@ -219,6 +220,42 @@ struct FleetWorkerTests {
         #expect(try client.control([urls[0]], .resume) == [urls[0]])
         try await eventually("the resumed task is held again") { holder.worker.heldTasks.count == 1 }
         try await eventually("and runs") { holder.manager.task(urls[0])?.state == .downloading }
+        await holder.stop()
+    }
+
+    /// A holder records its download speed at each renewal (``QueueMetaKey/speed``), for the
+    /// other services' clients; a finished task's record carries none.
+    @Test func aHolderRecordsItsSpeedAtEachRenewal() async throws {
+        let scratch = try TemporaryDirectory(prefix: "peregrine-fleet")
+        defer { scratch.remove() }
+        let (_, _, connection) = try await FleetPostgres.freshDatabase("speed")
+        let server = MockServer()
+        server.setRoute(
+            MockRoute.file(.generated(seed: 7, count: 256 * 1024)).throttled(toBytesPerSecond: 64 * 1024),
+            for: "/slow.bin")
+        let url = "http://mock.test/slow.bin"
+        let watcher = try PostgresClaimingQueue(queue: "fleet", connectionString: connection, owner: "watcher")
+        defer { watcher.close() }
+        // The transfer moves only as the test advances the mock's clock.
+        let transport = MockTransport(server: server, mode: .manual)
+        let holder = try service(
+            "holder", scratch: scratch, server: server, connection: connection, lease: .milliseconds(600), slots: 1,
+            transport: transport)
+        _ = try watcher.enqueue([task(url)])
+        try await eventually("the holder holds the task") { holder.worker.heldTasks.count == 1 }
+        var seen: Int64 = 0
+        try await eventually("the holder records a speed") {
+            transport.advance(by: .milliseconds(100))
+            guard let entry = try watcher.entries([url])[url] else { return false }
+            if case .integer(let speed) = entry.task.metaInfo[QueueMetaKey.speed] { seen = speed }
+            return seen > 0 || entry.task.state == .finished
+        }
+        #expect(seen > 0, "no speed was recorded while the task ran")
+        try await eventually("the task finished") {
+            transport.advance(by: .seconds(1))
+            return holder.worker.statistics.finished == 1
+        }
+        #expect(try watcher.entries([url])[url]?.task.metaInfo[QueueMetaKey.speed] == nil)
         await holder.stop()
     }
 }

@@ -460,6 +460,8 @@ import Testing
             entry.task.state = .downloading
             entry.task.expectedLength = 1000
             entry.task.receivedLength = 250
+            // Its holder's speed at its last renewal.
+            entry.task.metaInfo[QueueMetaKey.speed] = .integer(4096)
         }
         queue.end(urls[2], as: .failed(FailureReason(.httpStatus, httpStatus: 404, message: "404")))
         func gid(_ url: String) -> String { String(QueueKeyHash.of(url), radix: 16).leftPadded(to: 16) }
@@ -483,6 +485,12 @@ import Testing
         #expect(rows.map { $0["holder"] as? String } == ["", "host-b:42:7", ""])
         #expect(rows.map { $0["kind"] as? String } == ["Other", "Image", "Audio"], "\(rows)")
         #expect(rows[1]["total"] as? Int == 1000 && rows[1]["done"] as? Int == 250, "\(rows[1])")
+        // The holder's speed, in the row, in tellActive and in the fleet's global speed.
+        #expect(rows.map { $0["speed"] as? Int } == [0, 4096, 0], "\(rows)")
+        let active = try await call(service, "aria2.tellActive", "[\"gid\", \"downloadSpeed\"]")
+        #expect(active["result"] as? [[String: String]] == [["gid": gid(urls[1]), "downloadSpeed": "4096"]])
+        let global = try await call(service, "aria2.getGlobalStat", "")["result"] as? [String: Any]
+        #expect(global?["downloadSpeed"] as? String == "4096", "\(String(describing: global))")
 
         // Another service adds a task: the revision moves, and the list has it last.
         let revision = try await call(service, "peregrine.listRevision", "")["result"] as? Int
