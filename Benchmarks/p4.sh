@@ -10,6 +10,9 @@
 #     before record returns, with their p99), the mean over all changes (target ≤ 1 ms
 #     amortized), and the compaction the journal eventually needs, amortized over the
 #     entries that trigger it;
+#   - the SQLite peer (issue 19): the same tasks in one SQLite table through GRDB 7.10, WAL
+#     mode with synchronous=FULL (every commit durable), loaded into the same StoredTask values;
+#     its changes are each one durable transaction, and its "compaction" is a WAL checkpoint;
 #   - the naive peer: the whole list as one Codable document (JSONEncoder / binary
 #     PropertyListEncoder) rewritten atomically after each change, and its load.
 # Each load figure is the median of N rounds after a warm-up round, backends in rotating order,
@@ -64,7 +67,7 @@ SWIFT_VERSION=$(swift --version 2>/dev/null | head -n1)
 FILESYSTEM=$(mkdir -p "$WORK" && df -T "$WORK" | awk 'NR == 2 { print $2 }')
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?")
 
-BACKENDS="json plist naive-json naive-plist"
+BACKENDS="json plist sqlite naive-json naive-plist"
 LOAD_ROWS=""
 CHANGE_ROWS=""
 NAIVE_ROWS=""
@@ -99,11 +102,12 @@ for COUNT in $COUNTS; do
         case $B in
             json) FILES=("$DIR"/bench.json*) ;;
             plist) FILES=("$DIR"/bench.plist*) ;;
+            sqlite) FILES=("$DIR"/bench.sqlite*) ;;
             *) FILES=("$DIR/bench.$B") ;;
         esac
         SIZE=$(mib "${FILES[@]}")
         TARGET="—"
-        if [[ $B != naive-* ]]; then
+        if [[ $B == json || $B == plist ]]; then
             LIMIT=$(awk -v c="$COUNT" 'BEGIN { print (c <= 100000) ? 0.3 : 3 * c / 1000000 }')
             TARGET=$(awk -v m="$MED" -v l="$LIMIT" 'BEGIN { printf "≤ %s s: %s", l, (m <= l) ? "met" : "missed" }')
         fi
@@ -115,11 +119,12 @@ for COUNT in $COUNTS; do
         NAIVE_ROWS+=$(printf '| %s | %s | %.3f s |' "$B" "$COUNT" "$SAVE")$'\n'
     done
     if (( COUNT == LARGEST )); then
-        for B in json plist; do
+        for B in json plist sqlite; do
             note "$CHANGES changes, $B, $COUNT tasks"
             read -r PROGRESS DURABLE P99 ALL COMPACTION < <("$BIN" change --backend "$B" --root "$DIR" --changes "$CHANGES") || die "change $B failed"
             AMORTIZED=$(awk -v c="$COMPACTION" -v n="$COUNT" 'BEGIN { printf "%.2f", c / n * 1e6 }')
             VERDICT=$(awk -v a="$ALL" -v m="$AMORTIZED" 'BEGIN { print (a + m <= 1000) ? "met" : "missed" }')
+            [[ $B == sqlite ]] && VERDICT="— (peer)"
             CHANGE_ROWS+=$(printf '| %s | %s | %.1f µs | %.0f µs | %.0f µs | %.1f µs | %.2f s (%s µs per change) | ≤ 1 ms: %s |' "$B" "$COUNT" "$PROGRESS" "$DURABLE" "$P99" "$ALL" "$COMPACTION" "$AMORTIZED" "$VERDICT")$'\n'
         done
     fi

@@ -1,10 +1,10 @@
 // P4: the stores at 100 000 / 1 000 000 tasks.
 //
 // Usage (one measurement per process, so that memory figures are this measurement's own):
-//   StorageBenchmark prepare --backend json|plist|naive-json|naive-plist --count N --root DIR
+//   StorageBenchmark prepare --backend json|plist|sqlite|naive-json|naive-plist --count N --root DIR
 //   StorageBenchmark load    --backend … --count N --root DIR
 //       prints: seconds tasks peak-RSS-MiB
-//   StorageBenchmark change  --backend json|plist --root DIR --changes M
+//   StorageBenchmark change  --backend json|plist|sqlite --root DIR --changes M
 //       prints: mean-progress-µs mean-durable-µs p99-durable-µs mean-all-µs compaction-s
 //   StorageBenchmark change  --backend naive-json|naive-plist --root DIR --changes M
 //       prints: mean-save-s (one change, then the whole list rewritten atomically)
@@ -176,6 +176,24 @@ func naiveLoad(_ name: String) throws -> [NaiveTask] {
 let clock = ContinuousClock()
 do {
     switch (mode, backend.hasPrefix("naive")) {
+    case ("prepare", _) where backend == "sqlite":
+        var rng = SplitMix64(state: 42)
+        try SQLitePeer.prepare((0..<count).map { makeTask($0, rng: &rng) }, root: root)
+    case ("load", _) where backend == "sqlite":
+        let start = clock.now
+        let tasks = try SQLitePeer.load(root: root)
+        let elapsed = seconds(clock.now - start)
+        guard tasks.count == count else { fail("loaded \(tasks.count) of \(count)") }
+        print(elapsed, tasks.count, peakResidentMiB())
+    case ("change", _) where backend == "sqlite":
+        let figures = try SQLitePeer.change(root: root, changes: changeCount, count: count)
+        var durable = figures.durable
+        durable.sort()
+        let p99 = durable.isEmpty ? .zero : durable[min(durable.count - 1, durable.count * 99 / 100)]
+        let durableMean = durable.reduce(Duration.zero, +) / max(1, durable.count)
+        print(
+            seconds(figures.progress) / Double(max(1, figures.progressCount)) * 1e6, seconds(durableMean) * 1e6,
+            seconds(p99) * 1e6, seconds(figures.overall) / Double(changeCount) * 1e6, seconds(figures.checkpoint))
     case ("prepare", false):
         let store = try openStore(backend)
         var rng = SplitMix64(state: 42)
