@@ -13,10 +13,15 @@ package enum RecordFraming: Sendable {
     case binary
 
     /// How a scan of a file ended.
+    ///
+    /// A journal segment is written into space zero-filled ahead of it (so that a sync flushes
+    /// data only, not a new file size), and a crash leaves that space as it was: zero bytes after
+    /// the last record are the unused rest of the segment, not damage.
     package enum End: Sendable, Equatable {
-        /// Every byte belonged to a complete record.
+        /// Every byte belonged to a complete record, or to the zero-filled space after the last.
         case clean
-        /// The file ends in an incomplete record from `offset` on (a torn write).
+        /// The file ends in an incomplete record from `offset` on (a torn write), perhaps followed
+        /// by zero-filled space.
         case torn(offset: Int)
         /// A record at `offset` cannot be delimited, so nothing from there on can be read.
         case damaged(offset: Int)
@@ -81,7 +86,9 @@ package enum RecordFraming: Sendable {
         guard let base = bytes.baseAddress else { return .clean }
         while start < count {
             let remaining = count - start
-            guard let newline = memchr(base + start, 0x0A, remaining) else { return .torn(offset: start) }
+            guard let newline = memchr(base + start, 0x0A, remaining) else {
+                return Self.isZero(bytes, from: start) ? .clean : .torn(offset: start)
+            }
             let end = base.distance(to: UnsafeRawPointer(newline))
             let line = UnsafeRawBufferPointer(rebasing: bytes[start..<end])
             if line.count >= 9, line[8] == UInt8(ascii: " "), let expected = Self.parseHex(line) {
@@ -94,6 +101,30 @@ package enum RecordFraming: Sendable {
             start = end + 1
         }
         return .clean
+    }
+
+    /// Whether every byte from `offset` to the end is zero (true for an empty range).
+    static func isZero(_ bytes: UnsafeRawBufferPointer, from offset: Int) -> Bool {
+        guard offset < bytes.count, let base = bytes.baseAddress else { return true }
+        var pointer = base + offset
+        var remaining = bytes.count - offset
+        // Word at a time once aligned; the zero-filled tail of a segment is up to a few MiB.
+        while remaining > 0, Int(bitPattern: pointer) & 7 != 0 {
+            if pointer.load(as: UInt8.self) != 0 { return false }
+            pointer += 1
+            remaining -= 1
+        }
+        while remaining >= 8 {
+            if pointer.load(as: UInt64.self) != 0 { return false }
+            pointer += 8
+            remaining -= 8
+        }
+        while remaining > 0 {
+            if pointer.load(as: UInt8.self) != 0 { return false }
+            pointer += 1
+            remaining -= 1
+        }
+        return true
     }
 
     private static func parseHex(_ line: UnsafeRawBufferPointer) -> UInt32? {
@@ -121,11 +152,15 @@ package enum RecordFraming: Sendable {
             guard count - start >= 8 else { return .torn(offset: start) }
             let length = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: start, as: UInt32.self)))
             let expected = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: start + 4, as: UInt32.self))
-            guard length > 0 else { return count - start <= 8 + 4096 ? .torn(offset: start) : .damaged(offset: start) }
+            guard length > 0 else {
+                if Self.isZero(bytes, from: start) { return .clean }
+                return count - start <= 8 + 4096 ? .torn(offset: start) : .damaged(offset: start)
+            }
             guard length <= count - start - 8 else { return .torn(offset: start) }
             let payload = UnsafeRawBufferPointer(rebasing: bytes[(start + 8)..<(start + 8 + length)])
             guard CRC32.checksum(payload) == expected else {
-                return start + 8 + length == count ? .torn(offset: start) : .damaged(offset: start)
+                // The last record, cut by a crash: nothing but zero-filled space after it.
+                return Self.isZero(bytes, from: start + 8 + length) ? .torn(offset: start) : .damaged(offset: start)
             }
             body(payload, true, start)
             start += 8 + length

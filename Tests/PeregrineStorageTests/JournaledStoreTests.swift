@@ -113,6 +113,51 @@ import Testing
     }
 
     @Test(arguments: StoreBackend.allCases)
+    func theZeroFilledSpaceACrashLeavesIsNotDamage(_ backend: StoreBackend) async throws {
+        try await withTemporaryDirectory { root in
+            let store = try backend.open(root)
+            defer { try? store.close() }
+            let tasks = (0..<3).map { StoreFixtures.fullTask($0) }
+            for task in tasks { try store.record([.putTask(task)]) }
+            let scratch = root + "-crash"
+            defer { try? FileManager.default.removeItem(atPath: scratch) }
+            try copyStoreFiles(from: root, to: scratch)
+            let segment = try #require(try backend.segmentPaths(scratch).last)
+            let bytes = try readBytes(segment)
+            // The open segment runs on past its records in zeros, as a crash would leave it.
+            let used = (bytes.lastIndex { $0 != 0 } ?? 0) + 1
+            #expect(bytes.count >= used + 4096, "\(bytes.count) bytes on disk for \(used) of records")
+            let crashed = try backend.open(scratch)
+            let snapshot = try crashed.load()
+            #expect(snapshot.tasks == tasks)
+            #expect(snapshot.repairs.isEmpty, "\(snapshot.repairs)")
+            try crashed.close()
+            // The last record cut short inside that space is a torn write, not damage.
+            var cut = bytes
+            for index in (used - 25)..<used { cut[index] = 0 }
+            try writeBytes(cut, to: segment)
+            let torn = try backend.open(scratch)
+            defer { try? torn.close() }
+            let reloaded = try torn.load()
+            #expect(reloaded.tasks == Array(tasks.prefix(2)))
+            #expect(reloaded.repairs.count == 1)
+            #expect(reloaded.repairs.first?.contains("cut") == true, "\(reloaded.repairs)")
+            #expect(!StoreFiles.exists(segment + ".damaged"))
+        }
+    }
+
+    @Test(arguments: StoreBackend.allCases)
+    func aClosedSegmentEndsAtItsLastRecord(_ backend: StoreBackend) async throws {
+        try await withTemporaryDirectory { root in
+            let store = try backend.open(root)
+            for index in 0..<3 { try store.record([.putTask(StoreFixtures.fullTask(index))]) }
+            try store.close()
+            let bytes = try readBytes(try #require(try backend.segmentPaths(root).last))
+            #expect(bytes.last != 0, "the closed segment keeps zero-filled space")
+        }
+    }
+
+    @Test(arguments: StoreBackend.allCases)
     func aGarbageSnapshotFallsBackToTheBackupAndTheJournal(_ backend: StoreBackend) async throws {
         try await withTemporaryDirectory { root in
             let store = try backend.open(root)

@@ -127,4 +127,36 @@ import Testing
             guard case .torn = end else { Issue.record("\(framing): \(end)"); continue }
         }
     }
+
+    @Test func zeroFilledSpaceAfterTheLastRecordIsClean() {
+        for framing in [RecordFraming.lines, .binary] {
+            var bytes: [UInt8] = []
+            for index in 0..<3 { framing.append(Array("record \(index)".utf8), to: &bytes) }
+            let records = bytes.count
+            bytes += [UInt8](repeating: 0, count: 70_000)
+            func scan(_ bytes: [UInt8]) -> ([String], RecordFraming.End) {
+                var seen: [String] = []
+                let end = bytes.withUnsafeBytes { raw in
+                    framing.scan(raw) { payload, matches, _ in
+                        if matches { seen.append(String(decoding: payload, as: UTF8.self)) }
+                    }
+                }
+                return (seen, end)
+            }
+            let (all, clean) = scan(bytes)
+            #expect(all == ["record 0", "record 1", "record 2"], "\(framing)")
+            #expect(clean == .clean, "\(framing)")
+            // The last record's end never written: torn, however much zeroed space follows.
+            var cut = bytes
+            for index in (records - 3)..<records { cut[index] = 0 }
+            let (two, torn) = scan(cut)
+            #expect(two == ["record 0", "record 1"], "\(framing)")
+            guard case .torn = torn else { Issue.record("\(framing): \(torn)"); continue }
+            // Bytes that are not zero after the space are not a clean end.
+            var after = bytes
+            after[after.count - 1] = 7
+            let (_, trailing) = scan(after)
+            #expect(trailing != .clean, "\(framing)")
+        }
+    }
 }

@@ -254,6 +254,7 @@ do {
                 progressCount += 1
             } else {
                 task.state = .finished
+                task.finishedAt = Date()
                 let start = clock.now
                 try store.record([.putTask(task)])
                 durable.append(clock.now - start)
