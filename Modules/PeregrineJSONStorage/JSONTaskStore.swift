@@ -24,12 +24,15 @@ public final class JSONTaskStore: TaskStore {
         try self.init(identifier: identifier, configuration: configuration, fileSystem: .posix)
     }
 
-    /// Opens the store writing through `fileSystem` (tests inject faults with it).
-    package init(identifier: String, configuration: StoreConfiguration, fileSystem: StoreFileSystem)
-        throws(StoreError)
-    {
+    /// Opens the store writing through `fileSystem` (tests inject faults with it), reading
+    /// files `readWindow` bytes at a time.
+    package init(
+        identifier: String, configuration: StoreConfiguration, fileSystem: StoreFileSystem,
+        readWindow: Int = 16 << 20
+    ) throws(StoreError) {
         store = try JournaledTaskStore(
-            identifier: identifier, configuration: configuration, format: JSONRecordFormat(), fileSystem: fileSystem)
+            identifier: identifier, configuration: configuration, format: JSONRecordFormat(), fileSystem: fileSystem,
+            readWindow: readWindow)
     }
 
     public var identifier: String { store.identifier }

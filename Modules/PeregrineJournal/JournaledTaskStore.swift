@@ -88,14 +88,19 @@ package final class JournaledTaskStore<Format: StoreFormat>: TaskStore {
     private let compactionLock = Mutex<Int>(0)
     private let queue: DispatchQueue
     private let syncQueue: DispatchQueue
+    private let readWindow: Int
 
     /// Opens (creating if needed) the file set of `identifier`, and takes its lock.
     ///
     /// - Throws: ``StoreError/Code/invalidIdentifier``, ``StoreError/Code/locked`` when another
     ///   store holds the file set, ``StoreError/Code/ioFailed`` when the directory cannot be made.
+    /// - Parameter readWindow: how many bytes of a file are delimited, decoded and applied at
+    ///   a time when it is read (16 MiB; tests make it small to read in many windows).
     package init(
-        identifier: String, configuration: StoreConfiguration, format: Format, fileSystem: StoreFileSystem = .posix
+        identifier: String, configuration: StoreConfiguration, format: Format, fileSystem: StoreFileSystem = .posix,
+        readWindow: Int = 16 << 20
     ) throws(StoreError) {
+        self.readWindow = max(1, readWindow)
         try StoreIdentifier.validate(identifier)
         var root = configuration.rootDirectory
         while root.count > 1, root.hasSuffix("/") { root.removeLast() }
@@ -605,89 +610,50 @@ package final class JournaledTaskStore<Format: StoreFormat>: TaskStore {
         let name = path.split(separator: "/").last.map(String.init) ?? path
         let format = self.format
         return try file.withUnsafeBytes { (bytes) throws(StoreError) -> FileRead in
-            // First delimit the records (cheap), then decode them, in parallel for large files.
-            var records: [(start: Int, count: Int, checksumMatches: Bool, offset: Int)] = []
-            let end = format.framing.scan(bytes) { payload, checksumMatches, offset in
-                let start = payload.baseAddress.map { bytes.baseAddress!.distance(to: $0) } ?? 0
-                records.append((start, payload.count, checksumMatches, offset))
-            }
-            func payload(_ index: Int) -> UnsafeRawBufferPointer {
-                UnsafeRawBufferPointer(
-                    rebasing: bytes[records[index].start..<(records[index].start + records[index].count)])
-            }
-            guard let first = records.first, first.offset == 0, let node = try? format.decode(payload(0)),
-                let header = StoreFileHeader(node), header.kind == kind
-            else {
-                result.problems.append("\(name) does not start with a \(kind.rawValue) header")
-                return result
-            }
-            if header.version > StoreFileHeader.currentVersion {
-                throw StoreError(
-                    .unsupportedVersion, path: path,
-                    "written by format version \(header.version); this version reads up to "
-                        + "\(StoreFileHeader.currentVersion): use a newer Peregrine (the file was left as is)")
-            }
-            guard header.backend == format.name else {
-                result.problems.append("\(name) was written by the \(header.backend) backend")
-                return result
-            }
-            result.header = header
-            if kind == .snapshot { builder.reserveCapacity(Int(clamping: min(header.records, 50_000_000))) }
-            let count = records.count - 1
-            let chunks = count >= 20_000 ? 8 : 1
-            let decoded = DecodedChunks()
-            nonisolated(unsafe) let unsafeBytes = bytes
-            let delimited = records
-            let framing = format.framing
-            let decode: @Sendable (Int) -> Void = { chunk in
-                let lower = 1 + count * chunk / chunks
-                let upper = 1 + count * (chunk + 1) / chunks
-                var changes: [Result<StoreRecord, StoreFormatError>] = []
-                changes.reserveCapacity(upper - lower)
-                for index in lower..<upper {
-                    let record = delimited[index]
-                    let payload = UnsafeRawBufferPointer(
-                        rebasing: unsafeBytes[record.start..<(record.start + record.count)])
-                    changes.append(
-                        Result { () throws(StoreFormatError) in
-                            // A text record that fails its checksum is taken as hand-edited only
-                            // when it is still text: control bytes mean damage, not an edit.
-                            if !record.checksumMatches, framing == .lines,
-                                payload.contains(where: { $0 < 0x20 && $0 != 0x09 })
-                            {
-                                throw StoreFormatError("damaged bytes")
-                            }
-                            return try StoreRecordCoding.record(try format.decode(payload))
-                        })
+            // A window at a time: delimit its records (cheap), decode them (in parallel when
+            // there are many), apply them, and let the window's pages go, so that neither the
+            // mapped file nor the decoded records are resident all at once.
+            var offset = 0
+            var end = RecordFraming.End.clean
+            var started = false
+            while true {
+                var records: [DelimitedRecord] = []
+                end = format.framing.scan(bytes, from: offset, pausingAt: offset + readWindow) {
+                    payload, checksumMatches, offset in
+                    let start = payload.baseAddress.map { bytes.baseAddress!.distance(to: $0) } ?? 0
+                    records.append(
+                        DelimitedRecord(
+                            start: start, count: payload.count, checksumMatches: checksumMatches, offset: offset))
                 }
-                decoded.storage.withLock { $0[chunk] = changes }
-            }
-            if chunks == 1 { decode(0) } else { DispatchQueue.concurrentPerform(iterations: chunks, execute: decode) }
-            var index = 1
-            for chunk in 0..<chunks {
-                let changes = decoded.storage.withLock { $0.removeValue(forKey: chunk) ?? [] }
-                for change in changes {
-                    let record = records[index]
-                    index += 1
-                    switch change {
-                    case .success(let change):
-                        guard builder.apply(change) else {
-                            result.problems.append(
-                                "\(name): the list edit at byte \(record.offset) does not fit the list before it "
-                                    + "(a record before it is missing); skipped")
-                            continue
-                        }
-                        result.applied += 1
-                        if !record.checksumMatches {
-                            result.problems.append(
-                                "\(name): the record at byte \(record.offset) does not match its checksum "
-                                    + "(edited by hand?); kept")
-                        }
-                    case .failure(let error):
-                        result.problems.append(
-                            "\(name): the record at byte \(record.offset) is unreadable (\(error.message)); skipped")
+                var first = 0
+                if !started {
+                    started = true
+                    guard let record = records.first, record.offset == 0,
+                        let node = try? format.decode(
+                            UnsafeRawBufferPointer(rebasing: bytes[record.start..<(record.start + record.count)])),
+                        let header = StoreFileHeader(node), header.kind == kind
+                    else {
+                        result.problems.append("\(name) does not start with a \(kind.rawValue) header")
+                        return result
                     }
+                    if header.version > StoreFileHeader.currentVersion {
+                        throw StoreError(
+                            .unsupportedVersion, path: path,
+                            "written by format version \(header.version); this version reads up to "
+                                + "\(StoreFileHeader.currentVersion): use a newer Peregrine (the file was left as is)")
+                    }
+                    guard header.backend == format.name else {
+                        result.problems.append("\(name) was written by the \(header.backend) backend")
+                        return result
+                    }
+                    result.header = header
+                    if kind == .snapshot { builder.reserveCapacity(Int(clamping: min(header.records, 50_000_000))) }
+                    first = 1
                 }
+                apply(records[first...], of: bytes, to: &builder, into: &result, name: name)
+                guard case .paused(let next) = end else { break }
+                file.release(upTo: next)
+                offset = next
             }
             switch end {
             case .clean: break
@@ -697,8 +663,74 @@ package final class JournaledTaskStore<Format: StoreFormat>: TaskStore {
                     "\(name) ends in an entry cut at byte \(offset) (a write interrupted by a crash); it was dropped")
             case .damaged(let offset):
                 result.problems.append("\(name) is damaged from byte \(offset) on; what follows could not be read")
+            case .paused: break
             }
             return result
+        }
+    }
+
+    /// Decodes delimited records, in parallel when there are many, and applies them in order.
+    private func apply(
+        _ records: ArraySlice<DelimitedRecord>, of bytes: UnsafeRawBufferPointer, to builder: inout SnapshotBuilder,
+        into result: inout FileRead, name: String
+    ) {
+        guard !records.isEmpty else { return }
+        let count = records.count
+        let chunks = count >= 20_000 ? 8 : 1
+        let decoded = DecodedChunks()
+        nonisolated(unsafe) let unsafeBytes = bytes
+        let delimited = Array(records)
+        let format = self.format
+        let framing = format.framing
+        let decode: @Sendable (Int) -> Void = { chunk in
+            let lower = count * chunk / chunks
+            let upper = count * (chunk + 1) / chunks
+            var changes: [Result<StoreRecord, StoreFormatError>] = []
+            changes.reserveCapacity(upper - lower)
+            for index in lower..<upper {
+                let record = delimited[index]
+                let payload = UnsafeRawBufferPointer(
+                    rebasing: unsafeBytes[record.start..<(record.start + record.count)])
+                changes.append(
+                    Result { () throws(StoreFormatError) in
+                        // A text record that fails its checksum is taken as hand-edited only
+                        // when it is still text: control bytes mean damage, not an edit.
+                        if !record.checksumMatches, framing == .lines,
+                            payload.contains(where: { $0 < 0x20 && $0 != 0x09 })
+                        {
+                            throw StoreFormatError("damaged bytes")
+                        }
+                        return try StoreRecordCoding.record(try format.decode(payload))
+                    })
+            }
+            decoded.storage.withLock { $0[chunk] = changes }
+        }
+        if chunks == 1 { decode(0) } else { DispatchQueue.concurrentPerform(iterations: chunks, execute: decode) }
+        var index = 0
+        for chunk in 0..<chunks {
+            let changes = decoded.storage.withLock { $0.removeValue(forKey: chunk) ?? [] }
+            for change in changes {
+                let record = delimited[index]
+                index += 1
+                switch change {
+                case .success(let change):
+                    guard builder.apply(change) else {
+                        result.problems.append(
+                            "\(name): the list edit at byte \(record.offset) does not fit the list before it "
+                                + "(a record before it is missing); skipped")
+                        continue
+                    }
+                    result.applied += 1
+                    if !record.checksumMatches {
+                        result.problems.append(
+                            "\(name): the record at byte \(record.offset) does not match its checksum "
+                                + "(edited by hand?); kept")
+                    }
+                case .failure(let error):
+                    result.problems.append(
+                        "\(name): the record at byte \(record.offset) is unreadable (\(error.message)); skipped")
+                }
+            }
         }
     }
 
@@ -794,6 +826,14 @@ private func closeFile(_ descriptor: Int32) {
 /// 64 KiB of zeros, the source of a segment's zero-filled space.
 private enum ZeroPage {
     static let bytes = [UInt8](repeating: 0, count: 64 << 10)
+}
+
+/// Where a record's payload lies in a file, and how its framing read.
+private struct DelimitedRecord: Sendable {
+    var start: Int
+    var count: Int
+    var checksumMatches: Bool
+    var offset: Int
 }
 
 /// Records decoded in parallel, by chunk.

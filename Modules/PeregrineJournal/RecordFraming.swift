@@ -25,6 +25,8 @@ package enum RecordFraming: Sendable {
         case torn(offset: Int)
         /// A record at `offset` cannot be delimited, so nothing from there on can be read.
         case damaged(offset: Int)
+        /// The scan reached its limit: the next record starts at `offset`, to scan on from.
+        case paused(offset: Int)
     }
 
     /// Appends `payload`, framed.
@@ -69,22 +71,28 @@ package enum RecordFraming: Sendable {
     /// A line whose checksum does not match is still handed over (the caller decides whether a
     /// hand-edited line is readable); a binary record whose checksum does not match ends the
     /// scan, since its length cannot be trusted either.
+    ///
+    /// The scan starts at `offset` (a record boundary) and pauses at the first record that
+    /// starts at or after `limit`, so that a large file is read a window at a time.
     package func scan(
-        _ bytes: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer, Bool, Int) -> Void
+        _ bytes: UnsafeRawBufferPointer, from offset: Int = 0, pausingAt limit: Int = .max,
+        _ body: (UnsafeRawBufferPointer, Bool, Int) -> Void
     ) -> End {
         switch self {
-        case .lines: scanLines(bytes, body)
-        case .binary: scanBinary(bytes, body)
+        case .lines: scanLines(bytes, from: offset, pausingAt: limit, body)
+        case .binary: scanBinary(bytes, from: offset, pausingAt: limit, body)
         }
     }
 
-    private func scanLines(_ bytes: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer, Bool, Int) -> Void)
-        -> End
-    {
-        var start = 0
+    private func scanLines(
+        _ bytes: UnsafeRawBufferPointer, from offset: Int, pausingAt limit: Int,
+        _ body: (UnsafeRawBufferPointer, Bool, Int) -> Void
+    ) -> End {
+        var start = offset
         let count = bytes.count
         guard let base = bytes.baseAddress else { return .clean }
         while start < count {
+            if start >= limit { return .paused(offset: start) }
             let remaining = count - start
             guard let newline = memchr(base + start, 0x0A, remaining) else {
                 return Self.isZero(bytes, from: start) ? .clean : .torn(offset: start)
@@ -143,12 +151,14 @@ package enum RecordFraming: Sendable {
         return value
     }
 
-    private func scanBinary(_ bytes: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer, Bool, Int) -> Void)
-        -> End
-    {
-        var start = 0
+    private func scanBinary(
+        _ bytes: UnsafeRawBufferPointer, from offset: Int, pausingAt limit: Int,
+        _ body: (UnsafeRawBufferPointer, Bool, Int) -> Void
+    ) -> End {
+        var start = offset
         let count = bytes.count
         while start < count {
+            if start >= limit { return .paused(offset: start) }
             guard count - start >= 8 else { return .torn(offset: start) }
             let length = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: start, as: UInt32.self)))
             let expected = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: start + 4, as: UInt32.self))

@@ -172,6 +172,15 @@ package final class MappedFile {
         if let base { munmap(base, count) }
     }
 
+    /// Lets the pages before `offset` go from this process (they stay in the page cache): the
+    /// mapping reads them again if they are touched.
+    package func release(upTo offset: Int) {
+        guard let base else { return }
+        let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let length = min(offset, count) / pageSize * pageSize
+        if length > 0 { madvise(base, length, MADV_DONTNEED) }
+    }
+
     package func withUnsafeBytes<Result, Failure: Error>(
         _ body: (UnsafeRawBufferPointer) throws(Failure) -> Result
     ) throws(Failure) -> Result {

@@ -147,6 +147,59 @@ import Testing
     }
 
     @Test(arguments: StoreBackend.allCases)
+    func aFileReadAWindowAtATimeLoadsAsAWholeOne(_ backend: StoreBackend) async throws {
+        try await withTemporaryDirectory { root in
+            let store = try backend.open(root)
+            let tasks = (0..<300).map { StoreFixtures.fullTask($0) }
+            try store.record(tasks.prefix(200).map { .putTask($0) })
+            try store.compact()
+            for task in tasks.dropFirst(200) { try store.record([.putTask(task)]) }
+            try store.record([.removeTask(urlString: tasks[5].urlString)])
+            try store.close()
+            var expected = tasks
+            expected.remove(at: 5)
+            let snapshotPath = backend.snapshotPath(root)
+            let segment = try #require(try backend.segmentPaths(root).last)
+            let intact = (snapshot: try readBytes(snapshotPath), segment: try readBytes(segment))
+            // Intact, then damaged in the middle of the snapshot, of the journal, and cut short.
+            let damages: [(String, (inout [UInt8], inout [UInt8]) -> Void)] = [
+                ("intact", { _, _ in }),
+                ("snapshot byte", { snapshot, _ in snapshot[snapshot.count / 2] ^= 0x5A }),
+                ("journal byte", { _, journal in journal[journal.count / 2] ^= 0x5A }),
+                ("journal cut", { _, journal in journal.removeLast(journal.count / 3) }),
+            ]
+            for (damage, apply) in damages {
+                var loads: [Int: StoreSnapshot] = [:]
+                for window in [16 << 20, 1, 700, 4096] {
+                    var snapshotBytes = intact.snapshot
+                    var segmentBytes = intact.segment
+                    apply(&snapshotBytes, &segmentBytes)
+                    let copy = root + "-\(window)"
+                    defer { try? FileManager.default.removeItem(atPath: copy) }
+                    try copyStoreFiles(from: root, to: copy)
+                    try writeBytes(snapshotBytes, to: backend.snapshotPath(copy))
+                    try writeBytes(
+                        segmentBytes, to: copy + "/" + (segment.split(separator: "/").last.map(String.init) ?? ""))
+                    let reopened = try backend.open(copy, readWindow: window)
+                    loads[window] = try reopened.load()
+                    try reopened.close()
+                }
+                let whole = try #require(loads[16 << 20])
+                for (window, load) in loads {
+                    #expect(load.tasks == whole.tasks, "\(damage), window \(window)")
+                    #expect(load.repairs == whole.repairs, "\(damage), window \(window)")
+                }
+                if damage == "intact" {
+                    #expect(whole.tasks == expected)
+                    #expect(whole.repairs.isEmpty, "\(whole.repairs)")
+                } else {
+                    #expect(!whole.repairs.isEmpty, "\(damage) was not reported")
+                }
+            }
+        }
+    }
+
+    @Test(arguments: StoreBackend.allCases)
     func aClosedSegmentEndsAtItsLastRecord(_ backend: StoreBackend) async throws {
         try await withTemporaryDirectory { root in
             let store = try backend.open(root)

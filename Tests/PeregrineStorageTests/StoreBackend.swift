@@ -25,15 +25,17 @@ enum StoreBackend: String, CaseIterable, CustomTestStringConvertible, Sendable {
     /// Opens the backend's store for `identifier` under `root`.
     func open(
         _ root: String, identifier: String = "manager", flushDelay: Duration = .seconds(1),
-        compactionThreshold: Int = 10_000, fileSystem: StoreFileSystem = .posix
+        compactionThreshold: Int = 10_000, fileSystem: StoreFileSystem = .posix, readWindow: Int = 16 << 20
     ) throws(StoreError) -> any TaskStore {
         let configuration = StoreConfiguration(
             rootDirectory: root, flushDelay: flushDelay, compactionThreshold: compactionThreshold)
         switch self {
         case .json:
-            return try JSONTaskStore(identifier: identifier, configuration: configuration, fileSystem: fileSystem)
+            return try JSONTaskStore(
+                identifier: identifier, configuration: configuration, fileSystem: fileSystem, readWindow: readWindow)
         case .plist:
-            return try PlistTaskStore(identifier: identifier, configuration: configuration, fileSystem: fileSystem)
+            return try PlistTaskStore(
+                identifier: identifier, configuration: configuration, fileSystem: fileSystem, readWindow: readWindow)
         }
     }
 

@@ -128,6 +128,32 @@ import Testing
         }
     }
 
+    @Test func aScanPausesAtItsLimitAndGoesOnFromThere() {
+        for framing in [RecordFraming.lines, .binary] {
+            var bytes: [UInt8] = []
+            for index in 0..<50 { framing.append(Array("record \(index)".utf8), to: &bytes) }
+            var seen: [String] = []
+            var offset = 0
+            var pauses = 0
+            while true {
+                let end = bytes.withUnsafeBytes { raw in
+                    framing.scan(raw, from: offset, pausingAt: offset + 37) { payload, matches, _ in
+                        if matches { seen.append(String(decoding: payload, as: UTF8.self)) }
+                    }
+                }
+                guard case .paused(let next) = end else {
+                    #expect(end == .clean, "\(framing)")
+                    break
+                }
+                #expect(next > offset)
+                offset = next
+                pauses += 1
+            }
+            #expect(seen == (0..<50).map { "record \($0)" }, "\(framing)")
+            #expect(pauses >= 10, "\(framing): \(pauses) pauses")
+        }
+    }
+
     @Test func zeroFilledSpaceAfterTheLastRecordIsClean() {
         for framing in [RecordFraming.lines, .binary] {
             var bytes: [UInt8] = []
