@@ -226,22 +226,43 @@ package enum StoreRecordCoding {
     }
 
     private static func task(_ pairs: [(String, StoreNode)]) throws(StoreFormatError) -> StoredTask {
+        // Fields gathered first and the task made once: a `StoredTask` keeps its rare fields in
+        // a shared box, which setting them one by one would rebuild each time.
         var url: String?
-        var task = StoredTask(urlString: "", state: .pending, addedAt: Date(timeIntervalSinceReferenceDate: 0))
+        var list = ""
+        var displayName: String?
+        var fileName: String?
+        var temporaryFileName: String?
+        var preferredFileName: String?
+        var kind: FileKind?
+        var mimeType: String?
+        var expectedLength: Int64?
+        var receivedLength: Int64 = 0
+        var resumeRecord: ResumeRecord?
+        var addedAt = Date(timeIntervalSinceReferenceDate: 0)
+        var finishedAt: Date?
+        var metaInfo: [String: PropertyListValue] = [:]
+        var checksum: String?
+        var verification: StoredVerification?
+        var checksumURL: String?
+        var verificationRetry: StoredVerificationRetry?
+        var maxConnections: Int?
+        var speedLimit: Int64?
+        var mirrors: [String] = []
         var state = "pending"
         var failure: FailureReason?
         for (key, value) in pairs.dropFirst() {
             switch (key, value) {
             case ("url", .string(let text)): url = text
-            case ("list", .string(let text)): task.list = text
-            case ("name", .string(let text)): task.displayName = text
-            case ("file", .string(let text)): task.fileName = text
-            case ("tmp", .string(let text)): task.temporaryFileName = text
-            case ("preferred", .string(let text)): task.preferredFileName = text
-            case ("kind", .string(let text)): task.kind = FileKind(rawValue: text)
-            case ("mime", .string(let text)): task.mimeType = text
-            case ("length", .integer(let number)): task.expectedLength = number
-            case ("received", .integer(let number)): task.receivedLength = number
+            case ("list", .string(let text)): list = text
+            case ("name", .string(let text)): displayName = text
+            case ("file", .string(let text)): fileName = text
+            case ("tmp", .string(let text)): temporaryFileName = text
+            case ("preferred", .string(let text)): preferredFileName = text
+            case ("kind", .string(let text)): kind = FileKind(rawValue: text)
+            case ("mime", .string(let text)): mimeType = text
+            case ("length", .integer(let number)): expectedLength = number
+            case ("received", .integer(let number)): receivedLength = number
             case ("state", .string(let text)): state = text
             case ("failure", .dictionary(let record)):
                 var code = FailureReason.Code.unknown
@@ -269,26 +290,26 @@ package enum StoreRecordCoding {
                     default: break
                     }
                 }
-                task.resumeRecord = resume
-            case ("added", .real(let seconds)): task.addedAt = Date(timeIntervalSinceReferenceDate: seconds)
-            case ("added", .integer(let seconds)): task.addedAt = Date(timeIntervalSinceReferenceDate: Double(seconds))
-            case ("finished", .real(let seconds)): task.finishedAt = Date(timeIntervalSinceReferenceDate: seconds)
+                resumeRecord = resume
+            case ("added", .real(let seconds)): addedAt = Date(timeIntervalSinceReferenceDate: seconds)
+            case ("added", .integer(let seconds)): addedAt = Date(timeIntervalSinceReferenceDate: Double(seconds))
+            case ("finished", .real(let seconds)): finishedAt = Date(timeIntervalSinceReferenceDate: seconds)
             case ("finished", .integer(let seconds)):
-                task.finishedAt = Date(timeIntervalSinceReferenceDate: Double(seconds))
-            case ("meta", .dictionary(let record)): task.metaInfo = try propertyDictionary(record)
-            case ("checksum", .string(let text)): task.checksum = text
+                finishedAt = Date(timeIntervalSinceReferenceDate: Double(seconds))
+            case ("meta", .dictionary(let record)): metaInfo = try propertyDictionary(record)
+            case ("checksum", .string(let text)): checksum = text
             case ("verification", .dictionary(let record)):
-                var verification = StoredVerification(status: "unverified")
+                var parsed = StoredVerification(status: "unverified")
                 for (key, value) in record {
                     switch (key, value) {
-                    case ("status", .string(let text)): verification.status = text
-                    case ("expected", .string(let text)): verification.expected = text
-                    case ("actual", .string(let text)): verification.actual = text
+                    case ("status", .string(let text)): parsed.status = text
+                    case ("expected", .string(let text)): parsed.expected = text
+                    case ("actual", .string(let text)): parsed.actual = text
                     default: break
                     }
                 }
-                task.verification = verification
-            case ("checksumURL", .string(let text)): task.checksumURL = text
+                verification = parsed
+            case ("checksumURL", .string(let text)): checksumURL = text
             case ("retry", .dictionary(let record)):
                 var retry = StoredVerificationRetry(maxAttempts: 3, mismatchedFile: "keepAside")
                 for (key, value) in record {
@@ -298,30 +319,37 @@ package enum StoreRecordCoding {
                     default: break
                     }
                 }
-                task.verificationRetry = retry
+                verificationRetry = retry
             case ("connections", .integer(let number)) where (1...64).contains(number):
-                task.maxConnections = Int(number)
+                maxConnections = Int(number)
             case ("speedLimit", .integer(let number)) where number > 0:
-                task.speedLimit = number
+                speedLimit = number
             case ("mirrors", .array(let values)):
                 // Anything but strings is dropped: a mirror less costs only its speed.
-                task.mirrors = values.compactMap { if case .string(let text) = $0 { text } else { nil } }
+                mirrors = values.compactMap { if case .string(let text) = $0 { text } else { nil } }
             default: break
             }
         }
         guard let url else { throw StoreFormatError("a task record has no URL") }
-        task.urlString = url
+        let taskState: DownloadState
         switch state {
-        case "notInList": task.state = .notInList
-        case "pending": task.state = .pending
-        case "downloading": task.state = .downloading
-        case "paused": task.state = .paused
-        case "stopped": task.state = .stopped
-        case "finished": task.state = .finished
-        case "failed": task.state = .failed(failure ?? FailureReason(.unknown, message: ""))
+        case "notInList": taskState = .notInList
+        case "pending": taskState = .pending
+        case "downloading": taskState = .downloading
+        case "paused": taskState = .paused
+        case "stopped": taskState = .stopped
+        case "finished": taskState = .finished
+        case "failed": taskState = .failed(failure ?? FailureReason(.unknown, message: ""))
         default: throw StoreFormatError("unknown task state \(state.prefix(40))")
         }
-        return task
+        return StoredTask(
+            urlString: url, list: list, displayName: displayName, fileName: fileName,
+            temporaryFileName: temporaryFileName, preferredFileName: preferredFileName, kind: kind, mimeType: mimeType,
+            expectedLength: expectedLength, receivedLength: receivedLength, state: taskState,
+            resumeRecord: resumeRecord, addedAt: addedAt, finishedAt: finishedAt, metaInfo: metaInfo,
+            checksum: checksum, verification: verification, checksumURL: checksumURL,
+            verificationRetry: verificationRetry, maxConnections: maxConnections, speedLimit: speedLimit,
+            mirrors: mirrors)
     }
 
     // MARK: Lists

@@ -200,18 +200,20 @@ public struct StoredTask: Sendable, Hashable {
 
     /// Changes one field of the box, without a copy when this task holds the only reference.
     private mutating func updateRare<Value: Equatable>(_ path: WritableKeyPath<Rare, Value>, _ value: Value) {
+        // Only a field set back to its default can leave the box empty.
+        let isDefault = value == Rare.empty[keyPath: path]
         if rare == nil {
-            guard value != Rare.empty[keyPath: path] else { return }
+            guard !isDefault else { return }
             var fields = Rare()
             fields[keyPath: path] = value
             rare = RareFields(fields)
         } else if isKnownUniquelyReferenced(&rare) {
             rare!.fields[keyPath: path] = value
-            if rare!.fields == .empty { rare = nil }
+            if isDefault, rare!.fields == .empty { rare = nil }
         } else {
             var fields = rare!.fields
             fields[keyPath: path] = value
-            rare = fields == .empty ? nil : RareFields(fields)
+            rare = isDefault && fields == .empty ? nil : RareFields(fields)
         }
     }
 
