@@ -319,6 +319,7 @@ struct JSONRecordParser {
         guard index > start else { throw error("unexpected character") }
         let digits = UnsafeRawBufferPointer(rebasing: bytes[start..<index])
         if !isReal, let number = Self.integer(digits) { return .integer(number) }
+        if let number = Self.shortDecimal(digits) { return .real(number) }
         guard let number = Double(String(decoding: digits, as: UTF8.self)), number.isFinite || isReal else {
             throw error("bad number")
         }
@@ -332,6 +333,43 @@ struct JSONRecordParser {
             true
         default: false
         }
+    }
+
+    /// Powers of ten a `Double` holds exactly.
+    private static let exactPowersOfTen: [Double] = (0...22).map { exponent in
+        (0..<exponent).reduce(1.0) { value, _ in value * 10 }
+    }
+
+    /// A decimal without an exponent and with at most 15 significant digits (a date's seconds,
+    /// as the writer prints them), read without `strtod`: its digits as an integer divided by
+    /// a power of ten, both exact in a `Double`, is the correctly rounded value (Clinger's fast
+    /// path). Nil for anything else, which `strtod` reads.
+    private static func shortDecimal(_ digits: UnsafeRawBufferPointer) -> Double? {
+        var position = 0
+        let negative = digits.first == UInt8(ascii: "-")
+        if negative { position = 1 }
+        var mantissa: UInt64 = 0
+        var significant = 0
+        var fraction = -1
+        var sawDigit = false
+        while position < digits.count {
+            let byte = digits[position]
+            position += 1
+            if byte == UInt8(ascii: ".") {
+                guard fraction < 0, sawDigit else { return nil }
+                fraction = 0
+                continue
+            }
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            sawDigit = true
+            if mantissa > 0 || byte != UInt8(ascii: "0") { significant += 1 }
+            guard significant <= 15 else { return nil }
+            mantissa = mantissa * 10 + UInt64(byte - UInt8(ascii: "0"))
+            if fraction >= 0 { fraction += 1 }
+        }
+        guard sawDigit, fraction != 0, fraction <= 22 else { return nil }
+        let value = Double(mantissa) / exactPowersOfTen[max(0, fraction)]
+        return negative ? -value : value
     }
 
     private static func integer(_ digits: UnsafeRawBufferPointer) -> Int64? {

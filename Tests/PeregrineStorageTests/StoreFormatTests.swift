@@ -3,6 +3,7 @@ import PeregrineJournal
 import PeregrinePlistStorage
 import PeregrineStorage
 import PeregrineStorageTestKit
+import TestSupport
 import Testing
 
 #if canImport(FoundationEssentials)
@@ -52,6 +53,39 @@ import Testing
         #expect(
             try decode(format, Array("[2, 2.0, 2e0, 99999999999999999999]".utf8))
                 == .array([.integer(2), .real(2), .real(2), .real(1e20)]))
+    }
+
+    /// Replay one seed with `PEREGRINE_JSON_REAL_SEED=SEED`.
+    @Test(arguments: SeededRandom.seeds(from: "PEREGRINE_JSON_REAL_SEED", defaults: [1, 2, 3]))
+    func jsonReadsEveryRealBackBitForBit(seed: UInt64) throws {
+        let format = JSONRecordFormat()
+        var random = SeededRandom(seed: seed)
+        var values: [Double] = [0, -0.0, 0.1, 1.5, -2.25, 1e21, 1e-7, .greatestFiniteMagnitude, .leastNonzeroMagnitude]
+        for _ in 0..<3_000 {
+            values.append(Double(bitPattern: random.next()))  // any real (the loop skips NaN and infinities)
+            values.append(700_000_000 + Double(random.next() % 100_000_000) / 1000)  // a date's seconds
+            values.append(Double(Int64(truncatingIfNeeded: random.next()) % 1_000_000_000_000) / 1e6)
+        }
+        for value in values where value.isFinite {
+            var bytes: [UInt8] = []
+            format.encode(.real(value), into: &bytes)
+            guard case .real(let back) = try decode(format, bytes) else {
+                Issue.record("\(value) did not come back as a real")
+                continue
+            }
+            #expect(back.bitPattern == value.bitPattern, "\(value) came back as \(back)")
+        }
+        // Decimals as people write them read as strtod reads them.
+        for text in [
+            "0.1", "123.456", "-0.0", "1.0", "0.000000000000000000001", "999999999999999.9", "9007199254740993.0",
+            "0.30000000000000004", "1234567890.123456789", "-17.5",
+        ] {
+            guard case .real(let back) = try decode(format, Array(text.utf8)) else {
+                Issue.record("\(text) did not read as a real")
+                continue
+            }
+            #expect(back.bitPattern == Double(text)!.bitPattern, "\(text) read as \(back)")
+        }
     }
 
     @Test(arguments: [0, 1])
