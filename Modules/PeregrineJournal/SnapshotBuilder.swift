@@ -8,7 +8,7 @@ package struct SnapshotBuilder: Sendable {
     /// Which entries of `tasks` were removed since (kept in place so that a removal is O(1)).
     private var removed: [Bool] = []
     private var removedCount = 0
-    private var positions: [String: Int] = [:]
+    private var positions = TaskIndex()
     private var lists: [String: StoredList] = [:]
     /// Lists that list edits changed since their last whole record, in the form edits apply to
     /// (they take the place of their entry in `lists` until read).
@@ -25,28 +25,28 @@ package struct SnapshotBuilder: Sendable {
     package mutating func reserveCapacity(_ capacity: Int) {
         tasks.reserveCapacity(capacity)
         removed.reserveCapacity(capacity)
-        positions.reserveCapacity(capacity)
+        positions.reserveCapacity(capacity, tasks: tasks)
     }
 
     /// How many tasks it holds.
     package var taskCount: Int { positions.count }
 
     /// Whether it holds a task for `urlString`.
-    package func contains(task urlString: String) -> Bool { positions[urlString] != nil }
+    package func contains(task urlString: String) -> Bool { positions.position(of: urlString, in: tasks) != nil }
 
     /// Applies one change.
     package mutating func apply(_ change: StoreChange) {
         switch change {
         case .putTask(let task):
-            if let index = positions[task.urlString] {
+            if let index = positions.position(of: task.urlString, in: tasks) {
                 tasks[index] = task
             } else {
-                positions[task.urlString] = tasks.count
                 tasks.append(task)
+                positions.insert(task.urlString, at: tasks.count - 1, tasks: tasks)
                 removed.append(false)
             }
         case .removeTask(let urlString):
-            guard let index = positions.removeValue(forKey: urlString) else { return }
+            guard let index = positions.remove(urlString, in: tasks) else { return }
             removed[index] = true
             removedCount += 1
             customThumbnails[urlString] = nil
@@ -94,7 +94,7 @@ package struct SnapshotBuilder: Sendable {
     package mutating func merge(missingFrom other: SnapshotBuilder) -> Int {
         var added = 0
         for (index, task) in other.tasks.enumerated() {
-            guard !other.removed[index], positions[task.urlString] == nil else { continue }
+            guard !other.removed[index], !contains(task: task.urlString) else { continue }
             apply(.putTask(task))
             added += 1
         }
