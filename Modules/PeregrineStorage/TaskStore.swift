@@ -125,9 +125,11 @@ public struct StoredVerification: Sendable, Hashable {
 ///
 /// A value type with value semantics. It is compact in memory, because a store loads every task
 /// at once (a million of them, in a large queue): the fields nearly every task has are inline,
-/// and the ones most tasks leave empty (a list other than the default, a resume record, meta
-/// info, a checksum, mirrors …) share one out-of-line box, copied on write and absent while all
-/// of them are empty. 96 bytes inline, against 424 with every field inline.
+/// and the ones most tasks leave empty are in two out-of-line boxes, each copied on write and
+/// absent while all its fields are empty: one for where a transfer stands (a list other than
+/// the default, the temporary file, a failure's reason, a resume record), one for what callers
+/// set on few tasks (names, meta info, verification, limits, mirrors). 104 bytes inline, against
+/// 424 with every field inline.
 public struct StoredTask: Sendable, Hashable {
     /// The URL exactly as the user gave it: the task's key.
     public var urlString: String
@@ -146,7 +148,10 @@ public struct StoredTask: Sendable, Hashable {
     /// The state, without a failure's reason (which is in the box).
     private var stateValue: StateValue
     private var present: Present
-    private var rare: RareFields?
+    /// Where the transfer stands beyond its counts: set for a stopped, failed or listed task.
+    private var transfer: CopyOnWriteFields<TransferFields>
+    /// What callers set on few tasks: names, meta info, verification, limits, mirrors.
+    private var extras: CopyOnWriteFields<ExtraFields>
 
     /// Which optional inline fields hold a value.
     private struct Present: OptionSet, Sendable, Hashable {
@@ -159,14 +164,18 @@ public struct StoredTask: Sendable, Hashable {
         case notInList, pending, downloading, paused, stopped, finished, failed
     }
 
-    /// The fields most tasks leave empty.
-    private struct Rare: Sendable, Hashable {
+    private struct TransferFields: EmptiableFields {
         var list = ""
-        var displayName: String?
         var temporaryFileName: String?
-        var preferredFileName: String?
         var failure: FailureReason?
         var resumeRecord: ResumeRecord?
+
+        static let empty = TransferFields()
+    }
+
+    private struct ExtraFields: EmptiableFields {
+        var displayName: String?
+        var preferredFileName: String?
         var metaInfo: [String: PropertyListValue] = [:]
         var checksum: String?
         var verification: StoredVerification?
@@ -176,66 +185,28 @@ public struct StoredTask: Sendable, Hashable {
         var speedLimit: Int64?
         var mirrors: [String] = []
 
-        static let empty = Rare()
-    }
-
-    /// The box: mutated only while this task holds the one reference (copy on write).
-    private final class RareFields: @unchecked Sendable {
-        var fields: Rare
-        init(_ fields: Rare) { self.fields = fields }
-    }
-
-    private var rareFields: Rare {
-        get { rare?.fields ?? .empty }
-        set {
-            if newValue == .empty {
-                rare = nil
-            } else if isKnownUniquelyReferenced(&rare) {
-                rare!.fields = newValue
-            } else {
-                rare = RareFields(newValue)
-            }
-        }
-    }
-
-    /// Changes one field of the box, without a copy when this task holds the only reference.
-    private mutating func updateRare<Value: Equatable>(_ path: WritableKeyPath<Rare, Value>, _ value: Value) {
-        // Only a field set back to its default can leave the box empty.
-        let isDefault = value == Rare.empty[keyPath: path]
-        if rare == nil {
-            guard !isDefault else { return }
-            var fields = Rare()
-            fields[keyPath: path] = value
-            rare = RareFields(fields)
-        } else if isKnownUniquelyReferenced(&rare) {
-            rare!.fields[keyPath: path] = value
-            if isDefault, rare!.fields == .empty { rare = nil }
-        } else {
-            var fields = rare!.fields
-            fields[keyPath: path] = value
-            rare = isDefault && fields == .empty ? nil : RareFields(fields)
-        }
+        static let empty = ExtraFields()
     }
 
     /// The identifier of the download list (scope) the task belongs to; empty for the default.
     public var list: String {
-        get { rareFields.list }
-        set { updateRare(\.list, newValue) }
+        get { transfer.fields.list }
+        set { transfer.update(\.list, newValue) }
     }
     /// The name shown for the task, when it differs from the file name.
     public var displayName: String? {
-        get { rareFields.displayName }
-        set { updateRare(\.displayName, newValue) }
+        get { extras.fields.displayName }
+        set { extras.update(\.displayName, newValue) }
     }
     /// The hidden temporary file beside it, relative to the download directory.
     public var temporaryFileName: String? {
-        get { rareFields.temporaryFileName }
-        set { updateRare(\.temporaryFileName, newValue) }
+        get { transfer.fields.temporaryFileName }
+        set { transfer.update(\.temporaryFileName, newValue) }
     }
     /// The name the caller asked for.
     public var preferredFileName: String? {
-        get { rareFields.preferredFileName }
-        set { updateRare(\.preferredFileName, newValue) }
+        get { extras.fields.preferredFileName }
+        set { extras.update(\.preferredFileName, newValue) }
     }
     /// The file kind.
     public var kind: FileKind? {
@@ -260,7 +231,7 @@ public struct StoredTask: Sendable, Hashable {
             case .paused: .paused
             case .stopped: .stopped
             case .finished: .finished
-            case .failed: .failed(rareFields.failure ?? FailureReason(.unknown, message: ""))
+            case .failed: .failed(transfer.fields.failure ?? FailureReason(.unknown, message: ""))
             }
         }
         set {
@@ -276,13 +247,13 @@ public struct StoredTask: Sendable, Hashable {
                 stateValue = .failed
                 failure = reason
             }
-            if failure != nil || rare != nil { updateRare(\.failure, failure) }
+            transfer.update(\.failure, failure)
         }
     }
     /// Where the transfer can continue.
     public var resumeRecord: ResumeRecord? {
-        get { rareFields.resumeRecord }
-        set { updateRare(\.resumeRecord, newValue) }
+        get { transfer.fields.resumeRecord }
+        set { transfer.update(\.resumeRecord, newValue) }
     }
     /// When it finished.
     public var finishedAt: Date? {
@@ -294,43 +265,43 @@ public struct StoredTask: Sendable, Hashable {
     }
     /// The caller's meta info (SDE's `metaInfo`), property-list typed.
     public var metaInfo: [String: PropertyListValue] {
-        get { rareFields.metaInfo }
-        set { updateRare(\.metaInfo, newValue) }
+        get { extras.fields.metaInfo }
+        set { extras.update(\.metaInfo, newValue) }
     }
     /// The expected checksum specification (`sha256=…`).
     public var checksum: String? {
-        get { rareFields.checksum }
-        set { updateRare(\.checksum, newValue) }
+        get { extras.fields.checksum }
+        set { extras.update(\.checksum, newValue) }
     }
     /// The verification result.
     public var verification: StoredVerification? {
-        get { rareFields.verification }
-        set { updateRare(\.verification, newValue) }
+        get { extras.fields.verification }
+        set { extras.update(\.verification, newValue) }
     }
     /// Where the expected checksum is fetched from (a `.sha256` or `SHA256SUMS` URL).
     public var checksumURL: String? {
-        get { rareFields.checksumURL }
-        set { updateRare(\.checksumURL, newValue) }
+        get { extras.fields.checksumURL }
+        set { extras.update(\.checksumURL, newValue) }
     }
     /// The task's own retry rule on a mismatch, when it has one.
     public var verificationRetry: StoredVerificationRetry? {
-        get { rareFields.verificationRetry }
-        set { updateRare(\.verificationRetry, newValue) }
+        get { extras.fields.verificationRetry }
+        set { extras.update(\.verificationRetry, newValue) }
     }
     /// How many connections the task may use; nil for the engine's setting.
     public var maxConnections: Int? {
-        get { rareFields.maxConnections }
-        set { updateRare(\.maxConnections, newValue) }
+        get { extras.fields.maxConnections }
+        set { extras.update(\.maxConnections, newValue) }
     }
     /// The task's own speed limit in bytes per second; nil for none.
     public var speedLimit: Int64? {
-        get { rareFields.speedLimit }
-        set { updateRare(\.speedLimit, newValue) }
+        get { extras.fields.speedLimit }
+        set { extras.update(\.speedLimit, newValue) }
     }
     /// Other URLs of the same file (mirrors), in order.
     public var mirrors: [String] {
-        get { rareFields.mirrors }
-        set { updateRare(\.mirrors, newValue) }
+        get { extras.fields.mirrors }
+        set { extras.update(\.mirrors, newValue) }
     }
 
     /// A task record.
@@ -353,15 +324,17 @@ public struct StoredTask: Sendable, Hashable {
         kindValue = 0
         stateValue = .pending
         present = []
-        rare = nil
-        var fields = Rare(
-            list: list, displayName: displayName, temporaryFileName: temporaryFileName,
-            preferredFileName: preferredFileName, failure: nil, resumeRecord: resumeRecord, metaInfo: metaInfo,
-            checksum: checksum, verification: verification, checksumURL: checksumURL,
-            verificationRetry: verificationRetry, maxConnections: maxConnections, speedLimit: speedLimit,
-            mirrors: mirrors)
-        if case .failed(let reason) = state { fields.failure = reason }
-        rareFields = fields
+        var failure: FailureReason?
+        if case .failed(let reason) = state { failure = reason }
+        transfer = CopyOnWriteFields(
+            TransferFields(
+                list: list, temporaryFileName: temporaryFileName, failure: failure, resumeRecord: resumeRecord))
+        extras = CopyOnWriteFields(
+            ExtraFields(
+                displayName: displayName, preferredFileName: preferredFileName, metaInfo: metaInfo,
+                checksum: checksum, verification: verification, checksumURL: checksumURL,
+                verificationRetry: verificationRetry, maxConnections: maxConnections, speedLimit: speedLimit,
+                mirrors: mirrors))
         self.kind = kind
         self.expectedLength = expectedLength
         self.finishedAt = finishedAt
@@ -373,7 +346,7 @@ public struct StoredTask: Sendable, Hashable {
             && lhs.receivedLength == rhs.receivedLength && lhs.addedAt == rhs.addedAt
             && lhs.expectedLength == rhs.expectedLength && lhs.finishedAt == rhs.finishedAt
             && lhs.kindValue == rhs.kindValue && lhs.stateValue == rhs.stateValue
-            && (lhs.rare === rhs.rare || lhs.rareFields == rhs.rareFields)
+            && lhs.transfer == rhs.transfer && lhs.extras == rhs.extras
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -386,8 +359,55 @@ public struct StoredTask: Sendable, Hashable {
         hasher.combine(finishedAt)
         hasher.combine(kindValue)
         hasher.combine(stateValue)
-        hasher.combine(rareFields)
+        hasher.combine(transfer)
+        hasher.combine(extras)
     }
+}
+
+/// Fields kept out of line, with a value that means "all empty".
+private protocol EmptiableFields: Sendable, Hashable {
+    static var empty: Self { get }
+}
+
+/// Fields in a box shared between copies of a value, copied when a copy that shares it changes
+/// (copy on write), and absent while the fields are all empty.
+private struct CopyOnWriteFields<Fields: EmptiableFields>: Sendable, Hashable {
+    /// Mutated only while one value holds the only reference.
+    private final class Box: @unchecked Sendable {
+        var fields: Fields
+        init(_ fields: Fields) { self.fields = fields }
+    }
+
+    private var box: Box?
+
+    init(_ fields: Fields) {
+        box = fields == .empty ? nil : Box(fields)
+    }
+
+    var fields: Fields { box?.fields ?? .empty }
+
+    /// Changes one field, without a copy when this value holds the only reference.
+    mutating func update<Value: Equatable>(_ path: WritableKeyPath<Fields, Value>, _ value: Value) {
+        // Only a field set back to its default can leave the box empty.
+        let isDefault = value == Fields.empty[keyPath: path]
+        if box == nil {
+            guard !isDefault else { return }
+            var fields = Fields.empty
+            fields[keyPath: path] = value
+            box = Box(fields)
+        } else if isKnownUniquelyReferenced(&box) {
+            box!.fields[keyPath: path] = value
+            if isDefault, box!.fields == .empty { box = nil }
+        } else {
+            var fields = box!.fields
+            fields[keyPath: path] = value
+            box = isDefault && fields == .empty ? nil : Box(fields)
+        }
+    }
+
+    static func == (lhs: Self, rhs: Self) -> Bool { lhs.box === rhs.box || lhs.fields == rhs.fields }
+
+    func hash(into hasher: inout Hasher) { hasher.combine(fields) }
 }
 
 /// A task's own rule for a checksum mismatch, as a store keeps it.
