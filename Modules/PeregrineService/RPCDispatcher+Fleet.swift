@@ -101,8 +101,16 @@ extension RPCDispatcher {
     func fleetListObject(_ entry: QueuedTask, queue: any ClaimingTaskQueue) -> [String: JSONValue] {
         let url = entry.task.urlString
         let known = state.withLock { $0.table.gidByURL[url] }
-        if isCurrentHere(entry, queue: queue) { return statusObject(gid: known ?? gid(of: url), url: url) }
+        if isCurrentHere(entry, queue: queue) { return localStatusObject(gid: known ?? gid(of: url), entry: entry) }
         return fleetStatusObject(gid: known ?? GID.fleet(url), entry: entry)
+    }
+
+    /// This service's status object of a task of the queue whose copy here is current, with
+    /// the holder (`peregrine.holder`) as for a task held elsewhere.
+    func localStatusObject(gid: GID, entry: QueuedTask) -> [String: JSONValue] {
+        var object = statusObject(gid: gid, url: entry.task.urlString)
+        if let holder = entry.holder { object["peregrine.holder"] = .string(holder) }
+        return object
     }
 
     /// Whether this service's own copy of a task of the queue tells its current status: the

@@ -128,6 +128,7 @@ extension RPCDispatcher {
                     return object
                 }
                 if !isCurrentHere(entry, queue: queue) { return fleetStatusObject(gid: gid, entry: entry) }
+                return localStatusObject(gid: gid, entry: entry)
             }
             return statusObject(gid: gid, url: url)
         case .removed(let gid): return state.withLock { $0.removed[gid]?.status } ?? [:]

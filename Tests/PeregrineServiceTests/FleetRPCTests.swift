@@ -312,6 +312,15 @@ import Testing
         #expect(onB["gid"] as? String == gid)
         #expect(onB["status"] as? String == "waiting")
         #expect(onB["dir"] as? String == managers[1].downloadDirectory, "B answers from its own manager")
+        // B holds it (the lease is its): B's own status, naming B as the holder, as the
+        // dashboard's updates read it.
+        queue.update("http://example.com/g.bin") { entry in
+            entry.holder = queue.owner
+            entry.claims = 1
+        }
+        let heldOnB = try await status(services[1], gid)
+        #expect(heldOnB["dir"] as? String == managers[1].downloadDirectory)
+        #expect(heldOnB["peregrine.holder"] as? String == queue.owner)
         let unknown = try await call(services[1], "aria2.tellStatus", "\"00000000000000aa\"")
         #expect(unknown["error"] != nil)
 

@@ -12,7 +12,8 @@ import * as format from './format.js';
 
 const $ = (id) => document.getElementById(id);
 const ROW_HEIGHT = 56;
-const STATUS_KEYS = ['gid', 'status', 'totalLength', 'completedLength', 'downloadSpeed'];
+// `peregrine.holder`: the service holding a task of a fleet's queue (absent elsewhere).
+const STATUS_KEYS = ['gid', 'status', 'totalLength', 'completedLength', 'downloadSpeed', 'peregrine.holder'];
 const ACTIONS = [
   ['pause', 'Pause', 'pause', false],
   ['resume', 'Resume', 'resume', false],
@@ -1292,6 +1293,8 @@ function applyStatus(status) {
   row.total = Number(status.totalLength) || row.total;
   row.done = Number(status.completedLength) || 0;
   row.speed = Number(status.downloadSpeed) || 0;
+  // A row loaded while its task waited learns its holder here, once a service claims it.
+  if (state.fleet) row.holder = status['peregrine.holder'] || '';
   if (row.status === 'active') state.active.add(row.gid);
   return false;
 }
