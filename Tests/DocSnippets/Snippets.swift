@@ -67,8 +67,8 @@ func snippetReadmeLine166() async throws {
     _ = (server, transport)
 }
 
-// Docs/Fleet.md:99
-func snippetFleetLine99() async throws {
+// Docs/Fleet.md:101
+func snippetFleetLine101() async throws {
     let manager = try DownloadManager(
         identifier: "service-a",
         configuration: DownloadManager.Configuration(
@@ -83,8 +83,8 @@ func snippetFleetLine99() async throws {
     _ = (manager, queue, worker, running)
 }
 
-// Docs/Fleet.md:203
-func snippetFleetLine203() async throws {
+// Docs/Fleet.md:205
+func snippetFleetLine205() async throws {
     let queue = try PostgresClaimingQueue(queue: "downloads", connectionString: "postgresql://db.internal/peregrine")
     try queue.setLimits(PostgresClaimingQueue.Limits(maxDownloads: 20, maxConnectionsPerOrigin: 8))
     _ = queue
