@@ -27,6 +27,11 @@ struct TaskIndex: Sendable {
 
     /// The position of the task for `urlString`.
     func position(of urlString: String, in tasks: [StoredTask]) -> Int? {
+        slot(of: urlString, in: tasks).map { Int(slots[$0] & 0xFFFF_FFFF) - 1 }
+    }
+
+    /// The slot that holds the task for `urlString`.
+    private func slot(of urlString: String, in tasks: [StoredTask]) -> Int? {
         guard !slots.isEmpty else { return nil }
         let hash = UInt64(truncatingIfNeeded: urlString.hashValue)
         let tag = hash >> 32
@@ -36,10 +41,7 @@ struct TaskIndex: Sendable {
             let entry = slots[slot]
             if entry == 0 { return nil }
             let low = entry & 0xFFFF_FFFF
-            if low != Self.removedMark, entry >> 32 == tag {
-                let position = Int(low) - 1
-                if tasks[position].urlString == urlString { return position }
-            }
+            if low != Self.removedMark, entry >> 32 == tag, tasks[Int(low) - 1].urlString == urlString { return slot }
             slot = (slot + 1) & mask
         }
     }
@@ -61,25 +63,11 @@ struct TaskIndex: Sendable {
 
     /// Forgets the task for `urlString`; returns where it was.
     mutating func remove(_ urlString: String, in tasks: [StoredTask]) -> Int? {
-        guard !slots.isEmpty else { return nil }
-        let hash = UInt64(truncatingIfNeeded: urlString.hashValue)
-        let tag = hash >> 32
-        let mask = slots.count - 1
-        var slot = Int(truncatingIfNeeded: hash) & mask
-        while true {
-            let entry = slots[slot]
-            if entry == 0 { return nil }
-            let low = entry & 0xFFFF_FFFF
-            if low != Self.removedMark, entry >> 32 == tag {
-                let position = Int(low) - 1
-                if tasks[position].urlString == urlString {
-                    slots[slot] = Self.removedMark
-                    count -= 1
-                    return position
-                }
-            }
-            slot = (slot + 1) & mask
-        }
+        guard let slot = slot(of: urlString, in: tasks) else { return nil }
+        let position = Int(slots[slot] & 0xFFFF_FFFF) - 1
+        slots[slot] = Self.removedMark
+        count -= 1
+        return position
     }
 
     /// Rehashes every indexed task into `size` slots, dropping removal marks.
