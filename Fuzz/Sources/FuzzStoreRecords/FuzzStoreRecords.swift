@@ -32,8 +32,10 @@ public func fuzzStoreRecords(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt
             if let node = try? format.decode(header) { _ = StoreFileHeader(node) }
         }
         var records = 0
+        var offsets: [Int] = []
         let end = format.framing.scan(rest) { payload, _, offset in
             records += 1
+            offsets.append(offset)
             fuzzRequire(offset >= 0 && offset < rest.count, "record offset \(offset) outside \(rest.count) bytes")
             if records <= 64 { checkRecord(payload, format: format) }
         }
@@ -41,7 +43,24 @@ public func fuzzStoreRecords(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt
         case .clean: break
         case .torn(let offset), .damaged(let offset):
             fuzzRequire(offset >= 0 && offset <= rest.count, "scan end offset \(offset) outside \(rest.count) bytes")
+        case .paused(let offset):
+            fuzzFailure("a scan without a limit paused at \(offset)")
         }
+        // A window at a time (as a store reads a file), the same records and the same end.
+        let window = Int(selector >> 2) + 1
+        var windowed: [Int] = []
+        var start = 0
+        var windowedEnd = RecordFraming.End.clean
+        while true {
+            windowedEnd = format.framing.scan(rest, from: start, pausingAt: start + window) { _, _, offset in
+                windowed.append(offset)
+            }
+            guard case .paused(let next) = windowedEnd else { break }
+            fuzzRequire(next > start && next <= rest.count, "a scan paused at \(next) after starting at \(start)")
+            start = next
+        }
+        fuzzRequire(windowed == offsets, "windows of \(window) bytes delimit other records than one scan")
+        fuzzRequire(windowedEnd == end, "windows of \(window) bytes end as \(windowedEnd), one scan as \(end)")
     }
     return 0
 }
