@@ -227,7 +227,7 @@ let package = Package(
             path: "Tests/TestSupport"
         ),
 
-        tests("PeregrineCoreTests", dependencies: ["PeregrineCore"]),
+        tests("PeregrineCoreTests", dependencies: ["PeregrineCore", "TestSupport"]),
         tests("PeregrineTransportTests", dependencies: ["PeregrineCore", "PeregrineTransport"]),
         tests(
             "PeregrineMockTransportTests",

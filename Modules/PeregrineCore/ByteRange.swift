@@ -97,9 +97,17 @@ extension Int64 {
     /// Parses ASCII digits only — no sign, no spaces — as HTTP's length fields require
     /// (RFC 9110 §8.6, §14.4); nil when empty, anything else, or too large.
     package init?(decimalDigits text: some StringProtocol) {
-        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let value = Int64(text) else {
-            return nil
+        var value: Int64 = 0
+        var digits = 0
+        for byte in text.utf8 {
+            guard byte >= 0x30 && byte <= 0x39 else { return nil }
+            let (shifted, overflowA) = value.multipliedReportingOverflow(by: 10)
+            let (sum, overflowB) = shifted.addingReportingOverflow(Int64(byte &- 0x30))
+            guard !overflowA, !overflowB else { return nil }
+            value = sum
+            digits += 1
         }
+        guard digits > 0 else { return nil }
         self = value
     }
 }

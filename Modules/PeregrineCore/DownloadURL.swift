@@ -46,7 +46,7 @@ public struct DownloadURL: Sendable, Hashable, CustomStringConvertible {
         guard scheme == "http" || scheme == "https" else {
             throw URLValidationError(.unsupportedScheme, string, detail: "scheme \"\(rawScheme)\"")
         }
-        guard var host = components.host, !host.isEmpty else {
+        guard var host = Self.host(of: components), !host.isEmpty else {
             throw URLValidationError(.missingHost, string)
         }
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
@@ -69,6 +69,26 @@ public struct DownloadURL: Sendable, Hashable, CustomStringConvertible {
         // when parsing encoded it (a host with non-ASCII letters, say).
         normalizedKey = Self.normalizedKey(
             of: url.relativeString, components, scheme: scheme, defaultPort: defaultPort)
+    }
+
+    /// The components' host, decoded. Most hosts need no decoding (ASCII, no percent sign, no
+    /// `xn--` anywhere): their encoded form is the host, without `URLComponents.host`'s IDNA pass.
+    private static func host(of components: URLComponents) -> String? {
+        if let encoded = components.encodedHost {
+            // The last four bytes, lower-cased, to spot "xn--" in any case.
+            var window: UInt32 = 0
+            let punycode =
+                UInt32(UInt8(ascii: "x")) << 24 | UInt32(UInt8(ascii: "n")) << 16
+                | UInt32(UInt8(ascii: "-")) << 8 | UInt32(UInt8(ascii: "-"))
+            let plain = encoded.utf8.allSatisfy { byte in
+                guard byte < 0x80, byte != UInt8(ascii: "%") else { return false }
+                let folded = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+                window = window << 8 | UInt32(folded)
+                return window != punycode
+            }
+            if plain { return encoded }
+        }
+        return components.host
     }
 
     /// The string with the scheme and host lower-cased, a default port dropped and an empty path

@@ -78,8 +78,11 @@ extension String {
     @inlinable
     package func caseInsensitiveEquals(_ other: String) -> Bool {
         guard utf8.count == other.utf8.count else { return false }
-        return zip(utf8, other.utf8).allSatisfy { a, b in
-            a == b || (a | 0x20 == b | 0x20 && (a | 0x20) >= 0x61 && (a | 0x20) <= 0x7A)
+        var left = utf8.makeIterator()
+        var right = other.utf8.makeIterator()
+        while let a = left.next(), let b = right.next() {
+            guard a == b || (a | 0x20 == b | 0x20 && (a | 0x20) >= 0x61 && (a | 0x20) <= 0x7A) else { return false }
         }
+        return true
     }
 }

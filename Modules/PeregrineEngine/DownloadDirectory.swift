@@ -43,8 +43,26 @@ public struct DownloadDirectory: Sendable, Hashable, CustomStringConvertible {
 
     /// The hidden temporary name for a 64-bit value: `.peregrine-<16 hex digits>.part`.
     public static func temporaryName(_ value: UInt64) -> String {
-        let hex = String(value, radix: 16)
-        return ".peregrine-" + String(repeating: "0", count: 16 - hex.count) + hex + ".part"
+        // Written in place: one allocation (every task takes a name).
+        let prefix = ".peregrine-", suffix = ".part"
+        let count = prefix.utf8.count + 16 + suffix.utf8.count
+        return String(unsafeUninitializedCapacity: count) { buffer in
+            var index = 0
+            for byte in prefix.utf8 {
+                buffer[index] = byte
+                index += 1
+            }
+            for shift in stride(from: 60, through: 0, by: -4) {
+                let digit = UInt8(truncatingIfNeeded: value >> UInt64(shift)) & 0xF
+                buffer[index] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10
+                index += 1
+            }
+            for byte in suffix.utf8 {
+                buffer[index] = byte
+                index += 1
+            }
+            return index
+        }
     }
 
     /// The absolute path of `name` inside the directory, or nil when `name` is not a single
@@ -59,7 +77,13 @@ public struct DownloadDirectory: Sendable, Hashable, CustomStringConvertible {
             count += 1
         }
         guard count > 0, count <= FileNameSanitizer.maximumByteCount, !(dots == count && count <= 2) else { return nil }
-        return path + "/" + name
+        // One allocation: `path + "/" + name` made two strings.
+        var location = ""
+        location.reserveCapacity(path.utf8.count + 1 + count)
+        location += path
+        location += "/"
+        location += name
+        return location
     }
 
     /// Whether an entry of this name exists (a dangling symbolic link counts).

@@ -493,8 +493,14 @@ extension DownloadEngine {
                 return
             }
             effects.syncDirectory = effects.syncDirectory || configuration.checkpoint.syncsDirectory
-            let path = directory.location(of: finalName) ?? directory.path
-            complete(key, with: .success(URL(filePath: path, directoryHint: .notDirectory)), &state, &effects)
+            // The file's URL as the `finished` event just made carries it (one parse, not two).
+            let file: URL
+            if case .finished(let finishedKey, let url)? = effects.events.last, finishedKey == key {
+                file = url
+            } else {
+                file = URL(filePath: directory.location(of: finalName) ?? directory.path, directoryHint: .notDirectory)
+            }
+            complete(key, with: .success(file), &state, &effects)
         case .skipped:
             if let temporary { directory.remove(temporary) }
             let reason = FailureReason(

@@ -1,5 +1,12 @@
 import PeregrineCore
+import TestSupport
 import Testing
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 @Suite("DownloadURL normalizedKey and identity")
 struct DownloadURLNormalizationTests {
@@ -79,5 +86,58 @@ struct DownloadURLNormalizationTests {
         // The same URL spelled with an upper-case scheme has the same key.
         let shouting = try DownloadURL(string.replacingOccurrences(of: "http", with: "HTTP"))
         #expect(shouting.normalizedKey == url.normalizedKey)
+    }
+
+    /// The host as Foundation decodes it (`URLComponents.host`), lower-cased, without brackets:
+    /// what `DownloadURL` reads from the encoded host when that needs no decoding.
+    private static func decodedHost(_ string: String) throws -> String {
+        var host = try #require(URLComponents(string: string)?.host)
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        return host.lowercased()
+    }
+
+    @Test(arguments: [
+        "http://Example.COM/a", "http://example.com:8080/", "http://192.168.0.1/x", "http://[::1]:8080/",
+        "HTTP://[FE80::1]/a", "http://xn--bcher-kva.example/", "http://XN--BCHER-KVA.example/",
+        "http://a.Xn--bcher-kva.example/", "http://x.xn--n3h.com/", "http://axn--b.com/", "http://ex%41mple.com/",
+        "http://b%C3%BCcher.example/", "http://bücher.example/", "https://例え.テスト/", "http://a-b.c_d.example/",
+    ])
+    func hostIsFoundationsDecodedHost(_ string: String) throws {
+        #expect(try DownloadURL(string).host == Self.decodedHost(string))
+    }
+
+    /// Random ASCII hosts (letters of both cases, digits, `-`, `.`, and now and then `xn--`).
+    /// PEREGRINE_URL_HOST_SEED replays a run.
+    @Test func randomASCIIHostsAreFoundationsDecodedHosts() throws {
+        let seed =
+            ProcessInfo.processInfo.environment["PEREGRINE_URL_HOST_SEED"].flatMap { UInt64($0) }
+            ?? UInt64.random(in: 0...UInt64.max)
+        print("randomASCIIHostsAreFoundationsDecodedHosts: PEREGRINE_URL_HOST_SEED=\(seed)")
+        var generator = SeededRandom(seed: seed)
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-")
+        for _ in 0..<2000 {
+            var labels: [String] = []
+            for _ in 0..<Int.random(in: 1...4, using: &generator) {
+                var label = Int.random(in: 0..<8, using: &generator) == 0 ? "xN--" : ""
+                for _ in 0..<Int.random(in: 1...12, using: &generator) {
+                    label.append(alphabet[Int.random(in: 0..<alphabet.count, using: &generator)])
+                }
+                labels.append(label)
+            }
+            let string = "http://\(labels.joined(separator: "."))/f"
+            guard let url = try? DownloadURL(string) else { continue }
+            #expect(url.host == (try Self.decodedHost(string)), "\(string), seed \(seed)")
+        }
+    }
+
+    @Test(
+        arguments: [
+            ("0", Int64(0)), ("007", 7), ("9223372036854775807", Int64.max), ("9223372036854775808", nil),
+            ("99999999999999999999", nil), ("", nil), ("+1", nil), ("-1", nil), (" 1", nil), ("1 ", nil),
+            ("\u{661}", nil), ("12a", nil),
+        ] as [(String, Int64?)])
+    func decimalDigitsParseASCIIDigitsOnly(_ text: String, _ value: Int64?) {
+        #expect(Int64(decimalDigits: text) == value)
+        #expect(Int64(decimalDigits: Substring(text)) == value)
     }
 }

@@ -123,6 +123,26 @@ struct FileNamingTests {
         #expect(SuggestedFileName.make(for: try DownloadURL("https://example.org/")) == "example.org")
         #expect(SuggestedFileName.make(for: try DownloadURL("https://example.org/a%2F..%2Fb.txt")) == "b.txt")
     }
+
+    @Test(arguments: [
+        (UInt64(0), ".peregrine-0000000000000000.part"), (0xABC_DEF, ".peregrine-0000000000abcdef.part"),
+        (UInt64.max, ".peregrine-ffffffffffffffff.part"), (0x0123_4567_89AB_CDEF, ".peregrine-0123456789abcdef.part"),
+    ])
+    func temporaryNamesAreSixteenLowerCaseHexDigits(_ value: UInt64, _ name: String) {
+        #expect(DownloadDirectory.temporaryName(value) == name)
+        let random = DownloadDirectory.temporaryName()
+        #expect(random.utf8.count == name.utf8.count)
+        #expect(random.hasPrefix(".peregrine-") && random.hasSuffix(".part"))
+    }
+
+    @Test func locationsAreTheDirectoryAndOneSafeComponent() throws {
+        let directory = try DownloadDirectory(path: "/tmp")
+        #expect(directory.location(of: "a.bin") == "/tmp/a.bin")
+        #expect(directory.location(of: ".peregrine-0000000000000000.part") == "/tmp/.peregrine-0000000000000000.part")
+        #expect(directory.location(of: "bücher ü.pdf") == "/tmp/bücher ü.pdf")
+        for unsafe in ["", ".", "..", "a/b", "/etc", "a\u{0}b"] { #expect(directory.location(of: unsafe) == nil) }
+        #expect(directory.location(of: "...") == "/tmp/...")
+    }
 }
 
 /// Decimal byte counts and SDE's detail strings.
