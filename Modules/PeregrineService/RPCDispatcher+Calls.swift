@@ -175,7 +175,52 @@ extension RPCDispatcher {
         }
     }
 
+    /// The reads a request's own thread may answer (``immediateResponse(to:)``): synchronous,
+    /// reading memory only, on a service without a fleet's database.
+    static let immediateMethods: Set<String> = [
+        "aria2.tellStatus", "aria2.getUris", "aria2.getFiles", "aria2.tellActive", "aria2.tellWaiting",
+        "aria2.tellStopped", "aria2.getOption", "aria2.getGlobalOption", "aria2.getGlobalStat", "aria2.getVersion",
+        "aria2.getSessionInfo",
+    ]
+
+    /// The answer to a request body that is one call of ``immediateMethods``, computed on the
+    /// calling thread (the server's event loop), as ``respond(to:)`` would answer it; nil for
+    /// anything else — a batch, another method, a fleet service, a body that does not parse —
+    /// which takes the asynchronous way.
+    public func immediateResponse(to body: some Collection<UInt8>) -> String? {
+        guard configuration.fleetQueue == nil,
+            case .single(.call(let call)) = RPCCodec.decode(body, limits: configuration.limits),
+            Self.immediateMethods.contains(call.method)
+        else { return nil }
+        let result: Result<JSONValue, RPCError>
+        do throws(RPCError) {
+            result = .success(try immediateMethod(call.method, try authorize(call.params)))
+        } catch {
+            result = .failure(error)
+        }
+        return RPCCodec.response(id: call.id, result).serialized
+    }
+
+    private func immediateMethod(_ method: String, _ params: RPCParameters) throws(RPCError) -> JSONValue {
+        switch method {
+        case "aria2.tellStatus": return try tellStatus(params)
+        case "aria2.getUris": return try getUris(params)
+        case "aria2.getFiles": return try getFiles(params)
+        case "aria2.tellActive": return try tellActive(params)
+        case "aria2.tellWaiting": return try tellWaiting(params)
+        case "aria2.tellStopped": return try tellStopped(params)
+        case "aria2.getOption": return try getOption(params)
+        case "aria2.getGlobalOption": return getGlobalOption()
+        case "aria2.getGlobalStat": return try getGlobalStat()
+        case "aria2.getVersion":
+            return ["version": .string(configuration.version), "enabledFeatures": ["HTTPS", "Message Digest"]]
+        case "aria2.getSessionInfo": return ["sessionId": .string(sessionID)]
+        default: throw RPCError.noSuchMethod(method)
+        }
+    }
+
     private func dispatchMethod(_ method: String, _ params: RPCParameters) async throws(RPCError) -> JSONValue {
+        if Self.immediateMethods.contains(method) { return try immediateMethod(method, params) }
         switch method {
         case "aria2.addUri": return try addUri(params)
         case "aria2.remove", "aria2.forceRemove": return try remove(params)
@@ -187,25 +232,13 @@ extension RPCDispatcher {
         case "aria2.unpauseAll":
             if let queue = configuration.fleetQueue { return try fleetUnpauseAll(queue: queue) }
             return unpauseAll()
-        case "aria2.tellStatus": return try tellStatus(params)
-        case "aria2.getUris": return try getUris(params)
-        case "aria2.getFiles": return try getFiles(params)
-        case "aria2.tellActive": return try tellActive(params)
-        case "aria2.tellWaiting": return try tellWaiting(params)
-        case "aria2.tellStopped": return try tellStopped(params)
         case "aria2.changePosition": return try changePosition(params)
-        case "aria2.getOption": return try getOption(params)
         case "aria2.changeOption": return try changeOption(params)
-        case "aria2.getGlobalOption": return getGlobalOption()
         case "aria2.changeGlobalOption": return try changeGlobalOption(params)
-        case "aria2.getGlobalStat": return try getGlobalStat()
         case "aria2.purgeDownloadResult":
             if let queue = configuration.fleetQueue { return try fleetPurgeDownloadResult(queue: queue) }
             return purgeDownloadResult()
         case "aria2.removeDownloadResult": return try removeDownloadResult(params)
-        case "aria2.getVersion":
-            return ["version": .string(configuration.version), "enabledFeatures": ["HTTPS", "Message Digest"]]
-        case "aria2.getSessionInfo": return ["sessionId": .string(sessionID)]
         case "aria2.saveSession":
             do throws(DownloadManagerError) {
                 try manager.saveData()

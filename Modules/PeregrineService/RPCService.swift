@@ -53,11 +53,22 @@ public final class RPCService: Service, Sendable {
     /// Serves until a graceful shutdown or ``requestShutdown()``, then stops the transfers and
     /// saves the store.
     public func run() async throws {
+        let dispatcher = self.dispatcher
+        let limits = configuration.limits
+        let allowOriginAll = configuration.allowOriginAll
         let application = Application(
             router: makeRouter(),
             server: .http1WebSocketUpgrade(
                 webSocketRouter: makeWebSocketRouter(),
-                configuration: .init(ws: .init(maxFrameSize: configuration.limits.maxRequestBytes))),
+                configuration: .init(
+                    // Small reads answered on the event loop (ImmediateRPCHandler); the rest
+                    // goes to the router.
+                    http1: .init(additionalChannelHandlers: [
+                        ImmediateRPCHandler(
+                            dispatcher: dispatcher, maxRequestBytes: limits.maxRequestBytes,
+                            allowOriginAll: allowOriginAll)
+                    ]),
+                    ws: .init(maxFrameSize: limits.maxRequestBytes))),
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port), serverName: nil),
             onServerRunning: { [self] channel in

@@ -113,6 +113,20 @@ final class RPCTestClient: @unchecked Sendable {
         return try readResponse()
     }
 
+    /// POSTs every body to `/jsonrpc` in one write (HTTP/1.1 pipelining), then reads as many
+    /// responses.
+    func postPipelined(_ bodies: [String]) throws -> [Response] {
+        var bytes: [UInt8] = []
+        for body in bodies {
+            let head =
+                "POST /jsonrpc HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                + "Content-Length: \(body.utf8.count)\r\n\r\n"
+            bytes += Array(head.utf8) + Array(body.utf8)
+        }
+        send(bytes)
+        return try bodies.map { _ in try readResponse() }
+    }
+
     /// Sends a request with no body.
     func request(_ method: String, path: String = "/jsonrpc", headers: [String: String] = [:]) throws -> Response {
         var request = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n"

@@ -454,6 +454,64 @@ import Testing
         }
     }
 
+    /// The small reads answered on the event loop (ImmediateRPCHandler) answer exactly what the
+    /// general path answers, and leave every other call to it.
+    @Test func immediateAnswersAreTheGeneralPathsAnswers() async throws {
+        try await ServiceRig.with { rig in
+            let gid = try #require(
+                try await rig.result("aria2.addUri", #"["http://127.0.0.1:9/a.bin"], {"pause": "true"}"#) as? String)
+            let dispatcher = rig.service.dispatcher
+            func call(_ method: String, _ params: String, id: String = "1", token: String = "s3cret") -> String {
+                #"{"jsonrpc":"2.0","id":\#(id),"method":"\#(method)","params":["token:\#(token)"\#(params)]}"#
+            }
+            let immediate = [
+                call("aria2.getGlobalStat", ""), call("aria2.tellWaiting", ",0,10", id: #""w""#),
+                call("aria2.tellActive", #",["gid"]"#), call("aria2.tellStopped", ",-1,5"),
+                call("aria2.tellStatus", #",""# + gid + #"",["gid","status"]"#),
+                call("aria2.tellStatus", #","0123456789abcdef""#),
+                call("aria2.getUris", #",""# + gid + #"""#), call("aria2.getFiles", #",""# + gid + #"""#),
+                call("aria2.getOption", #",""# + gid + #"""#), call("aria2.getGlobalOption", "", id: "null"),
+                call("aria2.getVersion", "", token: "wrong"), call("aria2.getSessionInfo", ""),
+                call("aria2.tellActive", #","keys""#),
+            ]
+            for body in immediate {
+                let answer = try #require(dispatcher.immediateResponse(to: Array(body.utf8)), "\(body)")
+                #expect(answer == (await dispatcher.respond(to: Array(body.utf8))), "\(body)")
+            }
+            let general = [
+                call("aria2.addUri", #",["http://127.0.0.1:9/b.bin"]"#), call("aria2.pause", #",""# + gid + #"""#),
+                call("system.listMethods", ""), call("aria2.noSuchThing", ""),
+                "[" + call("aria2.getGlobalStat", "") + "]",
+                #"{"jsonrpc":"2.0","id":1,"method":"aria2.getGlobalStat""#, "",
+            ]
+            for body in general { #expect(dispatcher.immediateResponse(to: Array(body.utf8)) == nil, "\(body)") }
+        }
+    }
+
+    /// Requests sent in one write are answered in order, also when the first goes the general
+    /// way and a later one could have been answered on the event loop.
+    @Test func pipelinedRequestsAreAnsweredInOrder() async throws {
+        try await ServiceRig.with { rig in
+            let stat = #"{"jsonrpc":"2.0","id":ID,"method":"aria2.getGlobalStat","params":["token:s3cret"]}"#
+            let add =
+                #"{"jsonrpc":"2.0","id":ID,"method":"aria2.addUri","params":["token:s3cret",["http://127.0.0.1:9/pID.bin"],{"pause":"true"}]}"#
+            let bodies = [stat, add, stat, stat, add, stat].enumerated().map { index, body in
+                body.replacingOccurrences(of: "ID", with: String(index + 1))
+            }
+            let port = rig.port
+            let responses = try await onOwnThread { try RPCTestClient(port: port).postPipelined(bodies) }
+            let objects = try responses.map { response in
+                #expect(response.status == 200)
+                return try #require(
+                    try JSONSerialization.jsonObject(with: Data(response.bodyBytes)) as? [String: Any],
+                    "\(response.body)")
+            }
+            #expect(objects.map { $0["id"] as? Int } == [1, 2, 3, 4, 5, 6])
+            let waiting = objects.map { ($0["result"] as? [String: Any])?["numWaiting"] as? String }
+            #expect(waiting == ["0", nil, "1", "1", nil, "2"])
+        }
+    }
+
     @Test func webSocketCarriesCallsAndNotifications() async throws {
         try await ServiceRig.with { rig in
             let digest = try rig.serve("/ws.bin", count: 120_000, seed: 13)

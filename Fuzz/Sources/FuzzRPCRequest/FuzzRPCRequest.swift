@@ -1,5 +1,6 @@
 // Fuzzes the download service's JSON-RPC request path without a network: the body goes
-// through `RPCCodec.decode` and `RPCDispatcher.respond(to:)` — the code `POST /jsonrpc` and
+// through `RPCCodec.decode` and `RPCDispatcher.respond(to:)` (and `immediateResponse(to:)`,
+// which must agree with it) — the code `POST /jsonrpc` and
 // every WebSocket message run — on a `DownloadManager` with an in-memory store and a manual
 // mock transport (nothing downloads), holding one paused and one waiting download.
 //
@@ -92,7 +93,15 @@ public func fuzzRPCRequest(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         fuzzRequire(answer.contains("\"result\""), "a seed download was not added: \(debugText(answer))")
     }
 
+    // What the event loop answers by itself (ImmediateRPCHandler) is the general path's answer,
+    // or it leaves the body to that path.
+    let immediate = dispatcher.immediateResponse(to: body)
     let answer = runBlocking { await dispatcher.respond(to: body) }
+    if let immediate {
+        fuzzRequire(
+            immediate == answer,
+            "the immediate answer \(debugText(immediate)) is not the general path's \(debugText(answer))")
+    }
     checkAnswer(answer, to: body)
     return 0
 }
@@ -256,7 +265,8 @@ private func hasNumberWithLeadingZero(_ body: [UInt8]) -> Bool {
             inString = true
             continue
         }
-        let startsNumber = !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(previous) && previous != UInt8(ascii: ".")
+        let startsNumber =
+            !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(previous) && previous != UInt8(ascii: ".")
             && previous != UInt8(ascii: "e") && previous != UInt8(ascii: "E") && previous != UInt8(ascii: "+")
         if byte == UInt8(ascii: "0"), startsNumber, index + 1 < body.count,
             (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(body[index + 1])
