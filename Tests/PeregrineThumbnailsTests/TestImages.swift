@@ -85,6 +85,18 @@ enum TestImages {
     static func write(_ data: Data, to path: String) {
         _ = FileManager.default.createFile(atPath: path, contents: data)
     }
+
+    /// Writes an executable script through a close-on-exec descriptor: a program another test
+    /// starts meanwhile must not inherit it open for writing, or running the script fails with
+    /// ETXTBSY (`FileManager` gives no such guarantee).
+    static func writeExecutable(_ text: String, to path: String) {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o755)
+        precondition(descriptor >= 0, "cannot create \(path)")
+        let bytes = Array(text.utf8)
+        let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+        precondition(written == bytes.count, "cannot write \(path)")
+        Glibc.close(descriptor)
+    }
 }
 
 /// A value set from one thread and read from another.

@@ -60,8 +60,7 @@ import Testing
         let directory = TestImages.temporaryDirectory()
         defer { TestImages.cleanUp(directory) }
         let script = directory + "/ffmpeg"
-        TestImages.write(Data("#!/bin/sh\nexec sleep 60\n".utf8), to: script)
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script)
+        TestImages.writeExecutable("#!/bin/sh\nexec sleep 60\n", to: script)
         TestImages.write(Data("x".utf8), to: directory + "/clip.mp4")
         let extractor = VideoFrameExtractor(ffmpegPath: script, ffprobePath: script, timeout: 0.5)
         #expect(extractor.isAvailable)
@@ -71,7 +70,7 @@ import Testing
             _ = try extractor.frame(ofVideoAt: directory + "/clip.mp4", height: 40)
             Issue.record("a hung tool cannot produce a frame")
         } catch let error as ThumbnailError {
-            #expect(error.code == .timedOut)
+            #expect(error.code == .timedOut, "\(error)")
         }
     }
 
