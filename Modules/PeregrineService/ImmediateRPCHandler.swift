@@ -5,7 +5,7 @@ import NIOHTTPTypes
 /// Answers the small reads of `POST /jsonrpc` on the event loop that read them.
 ///
 /// It sits in each plain HTTP connection's pipeline, after the HTTP codec and before
-/// Hummingbird's handler. A request that is one call of ``RPCDispatcher/immediateMethods``
+/// Hummingbird's handler. A request that is one call of `RPCDispatcher.immediateMethods`
 /// (`getGlobalStat`, `tellActive`, `tellWaiting`, `tellStatus`, …) is answered here, from the
 /// dispatcher's synchronous path, without the task, the async body stream and the router
 /// Hummingbird gives every request — about three quarters of the instructions such a call took

@@ -183,7 +183,9 @@ extension RPCDispatcher {
         "aria2.getSessionInfo",
     ]
 
-    /// The answer to a request body that is one call of ``immediateMethods``, computed on the
+    /// The answer to a request body that is one read that touches only memory — `tellStatus`,
+    /// `getUris`, `getFiles`, `tellActive`, `tellWaiting`, `tellStopped`, `getOption`,
+    /// `getGlobalOption`, `getGlobalStat`, `getVersion`, `getSessionInfo` — computed on the
     /// calling thread (the server's event loop), as ``respond(to:)`` would answer it; nil for
     /// anything else — a batch, another method, a fleet service, a body that does not parse —
     /// which takes the asynchronous way.
