@@ -82,16 +82,17 @@ for COUNT in $COUNTS; do
         note "preparing $B with $COUNT tasks"
         "$BIN" prepare --backend "$B" --count "$COUNT" --root "$DIR" || die "prepare $B failed"
     done
-    declare -A TIMES=() RSS=()
+    declare -A TIMES=() RSS=() HELD=()
     ORDER=($BACKENDS)
     for ((ROUND = 0; ROUND <= ROUNDS; ROUND++)); do
         note "load round $ROUND of $ROUNDS at $COUNT tasks"
         for ((I = 0; I < ${#ORDER[@]}; I++)); do
             B=${ORDER[$(( (I + ROUND) % ${#ORDER[@]} ))]}
-            read -r SECONDS_TAKEN _ PEAK < <("$BIN" load --backend "$B" --count "$COUNT" --root "$DIR") || die "load $B failed"
+            read -r SECONDS_TAKEN _ PEAK RESIDENT < <("$BIN" load --backend "$B" --count "$COUNT" --root "$DIR") || die "load $B failed"
             (( ROUND == 0 )) && continue
             TIMES[$B]+="$SECONDS_TAKEN "
             RSS[$B]+="$PEAK "
+            HELD[$B]+="$RESIDENT "
         done
     done
     for B in $BACKENDS; do
@@ -99,6 +100,7 @@ for COUNT in $COUNTS; do
         MIN=$(tr ' ' '\n' <<<"${TIMES[$B]}" | grep . | minimum)
         MAX=$(tr ' ' '\n' <<<"${TIMES[$B]}" | grep . | maximum)
         PEAK=$(tr ' ' '\n' <<<"${RSS[$B]}" | grep . | median)
+        RESIDENT=$(tr ' ' '\n' <<<"${HELD[$B]}" | grep . | median)
         case $B in
             json) FILES=("$DIR"/bench.json*) ;;
             plist) FILES=("$DIR"/bench.plist*) ;;
@@ -139,12 +141,13 @@ cat <<REPORT
 - Toolchain: ${SWIFT_VERSION}, release build
 - Command: \`${COMMAND}\`
 - Load: medians of ${ROUNDS} rounds after a warm-up, each in its own process (open + load every
-  task of a compacted store; RSS is that process's peak). Tasks: realistic records (URL, file
+  task of a compacted store; peak RSS is that process's peak, resident what it holds with every
+  task loaded). Tasks: realistic records (URL, file
   name, kind, MIME type, sizes, state; a quarter stopped with a resume record; a tenth with meta
   info and a checksum).
 
-| store | tasks | load (median) | min–max | peak RSS | files | target |
-|---|---|---|---|---|---|---|
+| store | tasks | load (median) | min–max | peak RSS | resident, loaded | files | target |
+|---|---|---|---|---|---|---|---|
 ${LOAD_ROWS}
 One change (${CHANGES} changes on random tasks: nine progress updates for each durable state
 change, each its own \`record\` call):

@@ -129,12 +129,31 @@ public struct StoredVerification: Sendable, Hashable {
 /// absent while all its fields are empty: one for where a transfer stands (a list other than
 /// the default, the temporary file, a failure's reason, a resume record), one for what callers
 /// set on few tasks (names, meta info, verification, limits, mirrors). 104 bytes inline, against
-/// 424 with every field inline.
+/// 424 with every field inline. A file name that is the URL's last path component (the usual
+/// case: the name every download manager derives from a URL) is not kept a second time but read
+/// from the URL.
 public struct StoredTask: Sendable, Hashable {
     /// The URL exactly as the user gave it: the task's key.
-    public var urlString: String
+    public var urlString: String {
+        get { urlStringValue }
+        set {
+            if present.contains(.fileNameFromURL) {
+                fileNameValue = String(Self.lastPathComponent(of: urlStringValue))
+                present.remove(.fileNameFromURL)
+            }
+            urlStringValue = newValue
+        }
+    }
     /// The file's name, relative to the download directory.
-    public var fileName: String?
+    public var fileName: String? {
+        get { present.contains(.fileNameFromURL) ? String(Self.lastPathComponent(of: urlStringValue)) : fileNameValue }
+        set { setFileName(newValue) }
+    }
+    /// Whether the file name is read from the URL instead of kept apart (for tests).
+    package var fileNameIsReadFromURL: Bool { present.contains(.fileNameFromURL) }
+    private var urlStringValue: String
+    /// The file name, unless it is the URL's last path component (``Present/fileNameFromURL``).
+    private var fileNameValue: String?
     /// The response's MIME type.
     public var mimeType: String?
     /// The bytes received when the record was taken.
@@ -158,6 +177,27 @@ public struct StoredTask: Sendable, Hashable {
         let rawValue: UInt8
         static let expectedLength = Present(rawValue: 1)
         static let finishedAt = Present(rawValue: 2)
+        /// The file name is the URL's last path component, and not kept apart from it.
+        static let fileNameFromURL = Present(rawValue: 4)
+    }
+
+    /// What follows the URL's last `/`.
+    private static func lastPathComponent(of urlString: String) -> Substring {
+        let utf8 = urlString.utf8
+        guard let slash = utf8.lastIndex(of: UInt8(ascii: "/")) else { return urlString[...] }
+        return Substring(utf8[utf8.index(after: slash)...])
+    }
+
+    /// Keeps a file name, or only a mark when it is the URL's last path component and long
+    /// enough to take an allocation of its own (a string of up to 15 UTF-8 bytes is inline).
+    private mutating func setFileName(_ name: String?) {
+        if let name, name.utf8.count > 15, name.utf8.elementsEqual(Self.lastPathComponent(of: urlStringValue).utf8) {
+            fileNameValue = nil
+            present.insert(.fileNameFromURL)
+        } else {
+            fileNameValue = name
+            present.remove(.fileNameFromURL)
+        }
     }
 
     private enum StateValue: UInt8, Sendable, Hashable {
@@ -314,8 +354,8 @@ public struct StoredTask: Sendable, Hashable {
         checksumURL: String? = nil, verificationRetry: StoredVerificationRetry? = nil, maxConnections: Int? = nil,
         speedLimit: Int64? = nil, mirrors: [String] = []
     ) {
-        self.urlString = urlString
-        self.fileName = fileName
+        urlStringValue = urlString
+        fileNameValue = nil
         self.mimeType = mimeType
         self.receivedLength = receivedLength
         self.addedAt = addedAt
@@ -339,10 +379,14 @@ public struct StoredTask: Sendable, Hashable {
         self.expectedLength = expectedLength
         self.finishedAt = finishedAt
         self.state = state
+        setFileName(fileName)
     }
 
     public static func == (lhs: StoredTask, rhs: StoredTask) -> Bool {
-        lhs.urlString == rhs.urlString && lhs.fileName == rhs.fileName && lhs.mimeType == rhs.mimeType
+        lhs.urlStringValue == rhs.urlStringValue
+            && (lhs.present.contains(.fileNameFromURL) && rhs.present.contains(.fileNameFromURL)
+                || lhs.fileName == rhs.fileName)
+            && lhs.mimeType == rhs.mimeType
             && lhs.receivedLength == rhs.receivedLength && lhs.addedAt == rhs.addedAt
             && lhs.expectedLength == rhs.expectedLength && lhs.finishedAt == rhs.finishedAt
             && lhs.kindValue == rhs.kindValue && lhs.stateValue == rhs.stateValue

@@ -96,4 +96,50 @@ import Testing
         #expect(other != made)
         #expect(Set([other, made]).count == 2)
     }
+
+    @Test func aFileNameTakenFromTheURLReadsBackAndFollowsNoLaterURL() {
+        let date = Date(timeIntervalSinceReferenceDate: 0)
+        let names = [
+            "a-name-longer-than-15.bin", "short.bin", "ünïcödé-file-ñame.txt",
+            "\u{301}-combining-mark-after-the-slash.bin", "",
+        ]
+        for name in names {
+            let url = "https://example.com/files/" + name
+            var task = StoredTask(urlString: url, fileName: name, state: .pending, addedAt: date)
+            #expect(task.fileName == name)
+            // Only a name that would take an allocation of its own is worth reading from the URL.
+            #expect(task.fileNameIsReadFromURL == (name.utf8.count > 15), "\(name)")
+            // The same name given apart from the URL: the same value.
+            var apart = StoredTask(
+                urlString: "https://example.com/other", fileName: name, state: .pending, addedAt: date)
+            apart.urlString = url
+            #expect(apart == task)
+            #expect(apart.hashValue == task.hashValue)
+            // A new URL does not rename the file.
+            task.urlString = "https://mirror.example.org/elsewhere/renamed-on-the-server.bin"
+            #expect(task.fileName == name)
+            #expect(!task.fileNameIsReadFromURL)
+            #expect(task.urlString == "https://mirror.example.org/elsewhere/renamed-on-the-server.bin")
+            // Set after the URL: the same again.
+            task.fileName = "renamed-on-the-server.bin"
+            #expect(task.fileName == "renamed-on-the-server.bin")
+            #expect(task.fileNameIsReadFromURL)
+            task.fileName = nil
+            #expect(task.fileName == nil)
+        }
+        // Not the last path component: kept as given.
+        let query = StoredTask(
+            urlString: "https://example.com/files/name-longer-than-15.bin?x=1", fileName: "name-longer-than-15.bin",
+            state: .pending, addedAt: date)
+        #expect(query.fileName == "name-longer-than-15.bin" && !query.fileNameIsReadFromURL)
+        let slash = StoredTask(
+            urlString: "https://example.com/a-name-longer-than-15/", fileName: "a-name-longer-than-15",
+            state: .pending, addedAt: date)
+        #expect(slash.fileName == "a-name-longer-than-15")
+        let noSlash = StoredTask(
+            urlString: "no-slash-at-all-in-this-url", fileName: "no-slash-at-all-in-this-url", state: .pending,
+            addedAt: date)
+        #expect(noSlash.fileName == "no-slash-at-all-in-this-url")
+        #expect(noSlash.urlString == "no-slash-at-all-in-this-url")
+    }
 }

@@ -3,7 +3,7 @@
 // Usage (one measurement per process, so that memory figures are this measurement's own):
 //   StorageBenchmark prepare --backend json|plist|sqlite|naive-json|naive-plist --count N --root DIR
 //   StorageBenchmark load    --backend … --count N --root DIR
-//       prints: seconds tasks peak-RSS-MiB
+//       prints: seconds tasks peak-RSS-MiB RSS-MiB (the peak, and what is resident with the tasks loaded)
 //   StorageBenchmark change  --backend json|plist|sqlite --root DIR --changes M
 //       prints: mean-progress-µs mean-durable-µs p99-durable-µs mean-all-µs compaction-s
 //   StorageBenchmark change  --backend naive-json|naive-plist --root DIR --changes M
@@ -79,9 +79,10 @@ func makeTask(_ number: Int, rng: inout SplitMix64) -> StoredTask {
     return task
 }
 
-func peakResidentMiB() -> Double {
+/// The peak resident memory so far (`VmHWM`), or with `field: "VmRSS:"` what is resident now.
+func peakResidentMiB(field: String = "VmHWM:") -> Double {
     guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
-    for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+    for line in status.split(separator: "\n") where line.hasPrefix(field) {
         let kilobytes = line.split(separator: " ").dropFirst().first.flatMap { Double($0) } ?? 0
         return kilobytes / 1024
     }
@@ -184,7 +185,7 @@ do {
         let tasks = try SQLitePeer.load(root: root)
         let elapsed = seconds(clock.now - start)
         guard tasks.count == count else { fail("loaded \(tasks.count) of \(count)") }
-        print(elapsed, tasks.count, peakResidentMiB())
+        withExtendedLifetime(tasks) { print(elapsed, tasks.count, peakResidentMiB(), peakResidentMiB(field: "VmRSS:")) }
     case ("change", _) where backend == "sqlite":
         let figures = try SQLitePeer.change(root: root, changes: changeCount, count: count)
         var durable = figures.durable
@@ -224,14 +225,16 @@ do {
         guard snapshot.tasks.count == count, snapshot.repairs.isEmpty else {
             fail("loaded \(snapshot.tasks.count) of \(count) tasks, repairs \(snapshot.repairs)")
         }
-        print(elapsed, snapshot.tasks.count, peakResidentMiB())
+        withExtendedLifetime(snapshot) {
+            print(elapsed, snapshot.tasks.count, peakResidentMiB(), peakResidentMiB(field: "VmRSS:"))
+        }
         try store.close()
     case ("load", true):
         let start = clock.now
         let tasks = try naiveLoad(backend)
         let elapsed = seconds(clock.now - start)
         guard tasks.count == count else { fail("loaded \(tasks.count) of \(count)") }
-        print(elapsed, tasks.count, peakResidentMiB())
+        withExtendedLifetime(tasks) { print(elapsed, tasks.count, peakResidentMiB(), peakResidentMiB(field: "VmRSS:")) }
     case ("change", false):
         let store = try openStore(backend)
         let snapshot = try store.load()
