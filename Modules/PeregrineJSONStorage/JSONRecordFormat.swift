@@ -186,6 +186,8 @@ struct JSONRecordParser {
     private mutating func parseObject(depth: Int, untagging: Bool) throws(StoreFormatError) -> StoreNode {
         index += 1
         var pairs: [(String, StoreNode)] = []
+        // A record (depth 0) has about ten keys: room for them at once, not grown four times.
+        pairs.reserveCapacity(depth == 0 ? 16 : 4)
         skipSpace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
@@ -199,7 +201,8 @@ struct JSONRecordParser {
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected :") }
             index += 1
             // The dictionary inside a `$dict` wrapper is taken as it is.
-            pairs.append((key, try parseValue(depth: depth + 1, untagging: key != "$dict")))
+            let wrapped = key.utf8.first == UInt8(ascii: "$") && key == "$dict"
+            pairs.append((key, try parseValue(depth: depth + 1, untagging: !wrapped)))
             skipSpace()
             guard index < bytes.count else { throw error("unterminated object") }
             let byte = bytes[index]

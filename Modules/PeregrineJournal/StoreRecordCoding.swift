@@ -252,18 +252,21 @@ package enum StoreRecordCoding {
         var state = "pending"
         var failure: FailureReason?
         for (key, value) in pairs.dropFirst() {
+            // The keys nearly every record has come first: a case is a string comparison.
             switch (key, value) {
             case ("url", .string(let text)): url = text
-            case ("list", .string(let text)): list = text
-            case ("name", .string(let text)): displayName = text
             case ("file", .string(let text)): fileName = text
-            case ("tmp", .string(let text)): temporaryFileName = text
-            case ("preferred", .string(let text)): preferredFileName = text
             case ("kind", .string(let text)): kind = FileKind(rawValue: text)
             case ("mime", .string(let text)): mimeType = text
             case ("length", .integer(let number)): expectedLength = number
             case ("received", .integer(let number)): receivedLength = number
             case ("state", .string(let text)): state = text
+            case ("added", .real(let seconds)): addedAt = Date(timeIntervalSinceReferenceDate: seconds)
+            case ("finished", .real(let seconds)): finishedAt = Date(timeIntervalSinceReferenceDate: seconds)
+            case ("list", .string(let text)): list = text
+            case ("name", .string(let text)): displayName = text
+            case ("tmp", .string(let text)): temporaryFileName = text
+            case ("preferred", .string(let text)): preferredFileName = text
             case ("failure", .dictionary(let record)):
                 var code = FailureReason.Code.unknown
                 var status: Int?
@@ -291,9 +294,7 @@ package enum StoreRecordCoding {
                     }
                 }
                 resumeRecord = resume
-            case ("added", .real(let seconds)): addedAt = Date(timeIntervalSinceReferenceDate: seconds)
             case ("added", .integer(let seconds)): addedAt = Date(timeIntervalSinceReferenceDate: Double(seconds))
-            case ("finished", .real(let seconds)): finishedAt = Date(timeIntervalSinceReferenceDate: seconds)
             case ("finished", .integer(let seconds)):
                 finishedAt = Date(timeIntervalSinceReferenceDate: Double(seconds))
             case ("meta", .dictionary(let record)): metaInfo = try propertyDictionary(record)

@@ -5,6 +5,11 @@
 #else
     import Foundation
 #endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// Where a download manager keeps its state between runs: one store per manager identifier.
 ///
@@ -188,10 +193,26 @@ public struct StoredTask: Sendable, Hashable {
         return Substring(utf8[utf8.index(after: slash)...])
     }
 
+    /// Whether `name` is what follows the URL's last `/`: the URL ends with `/` and the name,
+    /// and the name has no `/` of its own. Compared as bytes where both are contiguous (native
+    /// strings are), by the same definition as ``lastPathComponent(of:)`` otherwise.
+    private static func isLastPathComponent(_ name: String, of urlString: String) -> Bool {
+        let compared = urlString.utf8.withContiguousStorageIfAvailable { url in
+            name.utf8.withContiguousStorageIfAvailable { name -> Bool in
+                let start = url.count - name.count
+                guard start > 0, url[start - 1] == UInt8(ascii: "/"), !name.contains(UInt8(ascii: "/")) else {
+                    return false
+                }
+                return memcmp(url.baseAddress! + start, name.baseAddress!, name.count) == 0
+            }
+        }
+        return (compared ?? nil) ?? name.utf8.elementsEqual(lastPathComponent(of: urlString).utf8)
+    }
+
     /// Keeps a file name, or only a mark when it is the URL's last path component and long
     /// enough to take an allocation of its own (a string of up to 15 UTF-8 bytes is inline).
     private mutating func setFileName(_ name: String?) {
-        if let name, name.utf8.count > 15, name.utf8.elementsEqual(Self.lastPathComponent(of: urlStringValue).utf8) {
+        if let name, name.utf8.count > 15, Self.isLastPathComponent(name, of: urlStringValue) {
             fileNameValue = nil
             present.insert(.fileNameFromURL)
         } else {
@@ -275,19 +296,22 @@ public struct StoredTask: Sendable, Hashable {
             }
         }
         set {
-            var failure: FailureReason?
-            switch newValue {
-            case .notInList: stateValue = .notInList
-            case .pending: stateValue = .pending
-            case .downloading: stateValue = .downloading
-            case .paused: stateValue = .paused
-            case .stopped: stateValue = .stopped
-            case .finished: stateValue = .finished
-            case .failed(let reason):
-                stateValue = .failed
-                failure = reason
-            }
+            let (value, failure) = Self.split(newValue)
+            stateValue = value
             transfer.update(\.failure, failure)
+        }
+    }
+
+    /// A state as it is kept: the value inline, a failure's reason in the box.
+    private static func split(_ state: DownloadState) -> (StateValue, FailureReason?) {
+        switch state {
+        case .notInList: (.notInList, nil)
+        case .pending: (.pending, nil)
+        case .downloading: (.downloading, nil)
+        case .paused: (.paused, nil)
+        case .stopped: (.stopped, nil)
+        case .finished: (.finished, nil)
+        case .failed(let reason): (.failed, reason)
         }
     }
     /// Where the transfer can continue.
@@ -362,10 +386,9 @@ public struct StoredTask: Sendable, Hashable {
         expectedLengthValue = 0
         finishedAtValue = Date(timeIntervalSinceReferenceDate: 0)
         kindValue = 0
-        stateValue = .pending
+        let (value, failure) = Self.split(state)
+        stateValue = value
         present = []
-        var failure: FailureReason?
-        if case .failed(let reason) = state { failure = reason }
         transfer = CopyOnWriteFields(
             TransferFields(
                 list: list, temporaryFileName: temporaryFileName, failure: failure, resumeRecord: resumeRecord))
@@ -378,7 +401,6 @@ public struct StoredTask: Sendable, Hashable {
         self.kind = kind
         self.expectedLength = expectedLength
         self.finishedAt = finishedAt
-        self.state = state
         setFileName(fileName)
     }
 
