@@ -113,7 +113,7 @@ for COUNT in $COUNTS; do
             LIMIT=$(awk -v c="$COUNT" 'BEGIN { print (c <= 100000) ? 0.3 : 3 * c / 1000000 }')
             TARGET=$(awk -v m="$MED" -v l="$LIMIT" 'BEGIN { printf "≤ %s s: %s", l, (m <= l) ? "met" : "missed" }')
         fi
-        LOAD_ROWS+=$(printf '| %s | %s | %.3f s | %.3f–%.3f s | %.0f MiB | %s MiB | %s |' "$B" "$COUNT" "$MED" "$MIN" "$MAX" "$PEAK" "$SIZE" "$TARGET")$'\n'
+        LOAD_ROWS+=$(printf '| %s | %s | %.3f s | %.3f–%.3f s | %.0f MiB | %.0f MiB | %s MiB | %s |' "$B" "$COUNT" "$MED" "$MIN" "$MAX" "$PEAK" "$RESIDENT" "$SIZE" "$TARGET")$'\n'
     done
     for B in naive-json naive-plist; do
         note "naive save after one change, $B, $COUNT tasks"
