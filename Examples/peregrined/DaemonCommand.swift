@@ -186,7 +186,8 @@ struct DaemonCommand: AsyncParsableCommand {
         rpcConfiguration.fleetQueue = fleetQueue
         let service = RPCService(manager: manager, configuration: rpcConfiguration, logger: logger)
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
-            .init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)
+            .init(service: HeapTrimmer(), successTerminationBehavior: .ignore),
+            .init(service: service, successTerminationBehavior: .gracefullyShutdownGroup),
         ]
         // Last in the group, so first to stop: it hands its leases back before the manager stops.
         if let fleetQueue {

@@ -238,8 +238,8 @@ func snippetPostgresstoreLine15() async throws {
     _ = (store, snapshot)
 }
 
-// Docs/Service.md:74
-func snippetServiceLine74() async throws {
+// Docs/Service.md:81
+func snippetServiceLine81() async throws {
     let downloads = "/srv/downloads"
     let state = "/var/lib/peregrine"
     let secret = "a long random token"
