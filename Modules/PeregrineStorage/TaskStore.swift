@@ -193,8 +193,8 @@ public struct StoredTask: Sendable, Hashable {
         return Substring(utf8[utf8.index(after: slash)...])
     }
 
-    /// Whether `name` is what follows the URL's last `/`: the URL ends with `/` and the name,
-    /// and the name has no `/` of its own. Compared as bytes where both are contiguous (native
+    /// Whether `name` is what follows the URL's last `/`: the URL ends with a `/` followed by
+    /// the name, and the name has no `/` of its own. Compared as bytes where both are contiguous (native
     /// strings are), by the same definition as ``lastPathComponent(of:)`` otherwise.
     private static func isLastPathComponent(_ name: String, of urlString: String) -> Bool {
         let compared = urlString.utf8.withContiguousStorageIfAvailable { url in
