@@ -22,6 +22,10 @@ package final class SyncBatch: Sendable {
     private struct State {
         var outstanding = 0
         var waiter: CheckedContinuation<Void, Never>?
+        /// Work to run when the body returns, before the wait for durability.
+        var endings: [@Sendable () -> Void] = []
+        /// The endings ran: later work cannot wait for the end any more.
+        var ended = false
     }
 
     private let state = Mutex(State())
@@ -31,9 +35,38 @@ package final class SyncBatch: Sendable {
     /// Runs `body` as a batch: its store writes are synced by the time this returns.
     package static func run<Result: Sendable>(_ body: () async -> Result) async -> Result {
         let batch = SyncBatch()
-        let result = await $current.withValue(batch) { await body() }
+        let result = await $current.withValue(batch) {
+            let result = await body()
+            batch.runEndings()
+            return result
+        }
         await batch.drain()
         return result
+    }
+
+    /// Runs `work` when the batch's body has returned, still inside the batch (its writes are
+    /// synced with the others before ``run(_:)`` returns): for a write that many changes of a
+    /// batch would each repeat, made once for all of them. False when the batch is past that
+    /// point (work of an unstructured task that outlived the body): do it now instead.
+    package func atEnd(_ work: @escaping @Sendable () -> Void) -> Bool {
+        state.withLock { state in
+            guard !state.ended else { return false }
+            state.endings.append(work)
+            return true
+        }
+    }
+
+    private func runEndings() {
+        // Work at the end may hand over more work for the end: it runs too.
+        while let work = state.withLock({ state -> (@Sendable () -> Void)? in
+            guard !state.endings.isEmpty else {
+                state.ended = true
+                return nil
+            }
+            return state.endings.removeFirst()
+        }) {
+            work()
+        }
     }
 
     /// Records `changes` in `store`: synced before it returns, or, inside a batch, by the end

@@ -87,6 +87,10 @@ package final class ManagerCore: QueueRecordingDelegate {
     /// last, so it can be used with or without ``state``'s.
     private let kinds = Mutex<[String: (key: KindKey, kind: FileKind)]>([:])
 
+    /// The lists (and whether the configuration) that each running group commit writes at its
+    /// end, by batch.
+    private let listsOfBatches = Mutex<[ObjectIdentifier: (keys: Set<DownloadListKey>, configuration: Bool)]>([:])
+
     /// What a file's kind depends on.
     struct KindKey: Hashable {
         /// The record's file name and preferred file name: the URL's name is used only when both
@@ -199,7 +203,31 @@ package final class ManagerCore: QueueRecordingDelegate {
 
     /// Records the lists' states as they are when written (and the configuration, with
     /// `configuration`).
+    ///
+    /// Inside a group commit (``SyncBatch``) each list is written once, at the batch's end:
+    /// nothing made in the batch is reported done before then, and a list is written whole, so
+    /// 500 additions to a list of n tasks would otherwise build it 500 times (O(n) each).
     func recordLists(_ keys: [DownloadListKey], configuration: Bool = false) {
+        if let batch = SyncBatch.current {
+            let id = ObjectIdentifier(batch)
+            let first = listsOfBatches.withLock { batches -> Bool in
+                let first = batches[id] == nil
+                batches[id, default: ([], false)].keys.formUnion(keys)
+                if configuration { batches[id]!.configuration = true }
+                return first
+            }
+            guard first else { return }
+            let flush: @Sendable () -> Void = { [self] in
+                guard let lists = listsOfBatches.withLock({ $0.removeValue(forKey: id) }) else { return }
+                writeLists(lists.keys.sorted(), configuration: lists.configuration)
+            }
+            if !batch.atEnd(flush) { flush() }
+            return
+        }
+        writeLists(keys, configuration: configuration)
+    }
+
+    private func writeLists(_ keys: [DownloadListKey], configuration: Bool) {
         record { [self] in
             state.withLock { state in
                 var changes = keys.compactMap { key in

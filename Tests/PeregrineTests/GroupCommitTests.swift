@@ -14,12 +14,20 @@ import Testing
         let inner = InMemoryTaskStore(identifier: "deferring")
         private let queue = DispatchQueue(label: "deferring-store")
         let counts = Mutex((waited: 0, calledBack: 0))
+        /// How many records of a list (`putList`) it was given.
+        let listWrites = Mutex(0)
         var identifier: String { inner.identifier }
+
+        private func countLists(_ changes: [StoreChange]) {
+            let lists = changes.count { if case .putList = $0 { true } else { false } }
+            listWrites.withLock { $0 += lists }
+        }
 
         func load() throws(StoreError) -> StoreSnapshot { try inner.load() }
 
         func record(_ changes: [StoreChange]) throws(StoreError) {
             counts.withLock { $0.waited += 1 }
+            countLists(changes)
             queue.sync { [inner] in try? inner.record(changes) }
         }
 
@@ -27,6 +35,7 @@ import Testing
             throws(StoreError)
         {
             counts.withLock { $0.calledBack += 1 }
+            countLists(changes)
             queue.async { [inner] in
                 usleep(20_000)
                 try? inner.record(changes)
@@ -66,5 +75,31 @@ import Testing
         #expect(Set(durable.tasks.map(\.urlString)).isSuperset(of: urls))
         #expect(durable.tasks.first { $0.urlString == urls[0] }?.metaInfo["k"] == .string("v"))
         #expect(durable.lists[""]?.sections.joined().filter { urls.contains($0) }.count == urls.count)
+    }
+
+    @Test func aGroupCommitWritesEachListItChangedOnceAtItsEnd() async throws {
+        let store = DeferringStore()
+        let h = try ManagerHarness {
+            $0.storeFactory = { _, _ in store }
+            $0.downloadNewFileImmediately = false
+        }
+        // Outside a group commit every addition writes its list.
+        let before = store.listWrites.withLock { $0 }
+        for index in 0..<5 { try h.manager.download([h.url("/alone\(index).bin")]) }
+        #expect(store.listWrites.withLock { $0 } - before >= 5)
+
+        // Inside one, 30 additions and a removal write the list once, as it is at the end.
+        let urls = (0..<30).map { h.url("/batched\($0).bin") }
+        let start = store.listWrites.withLock { $0 }
+        await h.manager.withGroupCommit {
+            for url in urls { _ = try? h.manager.download([url]) }
+            _ = try? h.manager.deleteTasks([urls[3]])
+        }
+        #expect(store.listWrites.withLock { $0 } - start == 1)
+        let durable = try store.inner.load()
+        let listed = durable.lists[""]?.sections.joined().filter { urls.contains($0) } ?? []
+        // The list as it was when the group commit ended (in the list's sort order).
+        #expect(listed.count == urls.count - 1)
+        #expect(Set(listed) == Set(urls).subtracting([urls[3]]))
     }
 }
