@@ -74,6 +74,10 @@ fi
 # Swift's own crash backtracer fights AddressSanitizer's signal handling (it can hang); libFuzzer
 # and ASan print the stack instead.
 export SWIFT_BACKTRACE=enable=no
+# Swift seeds its hashing per process, so a Set or Dictionary walks in another order each run and
+# libFuzzer sees other coverage: the same -seed took another path in CI than here. Fixed hashing
+# makes a seed replay the same run.
+export SWIFT_DETERMINISTIC_HASHING=1
 
 # run_harness NAME RUNS LOGFILE: fuzzes from a scratch copy of the corpus; returns libFuzzer's status.
 run_harness() {

@@ -200,8 +200,12 @@ struct JSONRecordParser {
             skipSpace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected :") }
             index += 1
-            // The dictionary inside a `$dict` wrapper is taken as it is.
-            let wrapped = key.utf8.first == UInt8(ascii: "$") && key == "$dict"
+            // The dictionary inside a `{"$dict": {…}}` wrapper is taken as it is (its values are
+            // read as usual). An object is that wrapper only if `$dict` is its one key, which is
+            // known before the value is read by looking ahead for the object's end.
+            let wrapped =
+                untagging && pairs.isEmpty && key.utf8.first == UInt8(ascii: "$") && key == "$dict"
+                && valueEndsObject()
             pairs.append((key, try parseValue(depth: depth + 1, untagging: !wrapped)))
             skipSpace()
             guard index < bytes.count else { throw error("unterminated object") }
@@ -212,6 +216,35 @@ struct JSONRecordParser {
         }
         if untagging, pairs.count == 1, pairs[0].0.hasPrefix("$") { return try untag(pairs[0].0, pairs[0].1) }
         return .dictionary(pairs)
+    }
+
+    /// Whether the value at `index` is the last of its object, looking ahead without reading it
+    /// (brackets counted, strings skipped; linear in the value, and taken only after a first key
+    /// `$dict`). On malformed text the answer does not matter: reading it reports the error.
+    private func valueEndsObject() -> Bool {
+        var position = index
+        var depth = 0
+        while position < bytes.count {
+            switch bytes[position] {
+            case UInt8(ascii: "\""):
+                position += 1
+                while position < bytes.count, bytes[position] != UInt8(ascii: "\"") {
+                    position += bytes[position] == UInt8(ascii: "\\") ? 2 : 1
+                }
+            case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+            case UInt8(ascii: "]"):
+                if depth == 0 { return false }
+                depth -= 1
+            case UInt8(ascii: "}"):
+                if depth == 0 { return true }
+                depth -= 1
+            case UInt8(ascii: ","):
+                if depth == 0 { return false }
+            default: break
+            }
+            position += 1
+        }
+        return false
     }
 
     private func untag(_ tag: String, _ value: StoreNode) throws(StoreFormatError) -> StoreNode {

@@ -55,6 +55,39 @@ import Testing
                 == .array([.integer(2), .real(2), .real(2), .real(1e20)]))
     }
 
+    /// Dictionaries whose keys look like the JSON format's tags, alone and beside other keys, at
+    /// every depth, read back as they were; and a `$dict` key beside others in the file is read as
+    /// an ordinary value (the fuzzer's input of 2026-11-28 read back as a different node).
+    @Test func jsonDictionariesWithTagLikeKeysReadBackExactly() throws {
+        let format = JSONRecordFormat()
+        let leaves: [StoreNode] = [
+            .real(1_111_777.125), .string("nan"), .dictionary([]), .dictionary([("$k", .integer(1))]),
+            .dictionary([("$date", .real(3))]), .real(.infinity),
+        ]
+        var nodes = leaves
+        for key in ["$dict", "$date", "$k", "plain"] {
+            for leaf in leaves {
+                nodes.append(.dictionary([(key, leaf)]))
+                nodes.append(.dictionary([(key, leaf), ("qal", .string("nan"))]))
+                nodes.append(.dictionary([("first", .integer(0)), (key, .dictionary([(key, leaf)]))]))
+                nodes.append(.dictionary([(key, .dictionary([("$dict", leaf)]))]))
+                nodes.append(.array([.dictionary([(key, .dictionary([(key, leaf)]))])]))
+            }
+        }
+        for node in nodes {
+            let back = try roundTrip(format, node)
+            var bytes: [UInt8] = []
+            format.encode(node, into: &bytes)
+            #expect(back == node, "\(node) was written as \(String(decoding: bytes, as: UTF8.self))")
+        }
+        let found = #"{"nested":{"$dict":{"$k":1.5},"qal":"nan"},"$dict":{"$real":"inf"},"b":1}"#
+        #expect(throws: StoreFormatError.self) { try decode(format, Array(found.utf8)) }
+        let ordinary = #"{"nested":{"$dict":{"$real":"inf"},"qal":"nan"}}"#
+        let node = try decode(format, Array(ordinary.utf8))
+        #expect(node == .dictionary([("nested", .dictionary([("$dict", .real(.infinity)), ("qal", .string("nan"))]))]))
+        #expect(try roundTrip(format, node) == node)
+    }
+
     /// Replay one seed with `PEREGRINE_JSON_REAL_SEED=SEED`.
     @Test(arguments: SeededRandom.seeds(from: "PEREGRINE_JSON_REAL_SEED", defaults: [1, 2, 3]))
     func jsonReadsEveryRealBackBitForBit(seed: UInt64) throws {
