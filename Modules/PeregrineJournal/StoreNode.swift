@@ -30,7 +30,8 @@ package enum StoreNode: Sendable, Hashable {
         case (.integer(let a), .integer(let b)): a == b
         case (.real(let a), .real(let b)): a == b || (a.isNaN && b.isNaN)
         case (.string(let a), .string(let b)): a == b
-        case (.date(let a), .date(let b)): a == b
+        case (.date(let a), .date(let b)):
+            a == b || (a.timeIntervalSinceReferenceDate.isNaN && b.timeIntervalSinceReferenceDate.isNaN)
         case (.data(let a), .data(let b)): a == b
         case (.array(let a), .array(let b)): a == b
         case (.dictionary(let a), .dictionary(let b)):
@@ -44,9 +45,12 @@ package enum StoreNode: Sendable, Hashable {
         case .null: hasher.combine(0)
         case .boolean(let value): hasher.combine(value)
         case .integer(let value): hasher.combine(value)
-        case .real(let value): hasher.combine(value)
+        // NaNs are equal whatever their payload bits, so they hash as one.
+        case .real(let value): hasher.combine(value.isNaN ? .nan : value)
         case .string(let value): hasher.combine(value)
-        case .date(let value): hasher.combine(value)
+        case .date(let value):
+            let seconds = value.timeIntervalSinceReferenceDate
+            hasher.combine(seconds.isNaN ? .nan : seconds)
         case .data(let value): hasher.combine(value)
         case .array(let value): hasher.combine(value)
         case .dictionary(let pairs):
