@@ -11,7 +11,10 @@ import Synchronization
 /// queue's ``OrderedDrain``).
 package struct RecordSequencer: Sendable {
     private var sequences: [String: UInt64] = [:]
-    private var states: [String: DownloadState] = [:]
+    /// The state of each task whose last record is an ending: a task's other states are never
+    /// compared, and a service holds thousands of paused tasks (48 bytes of state and a slot
+    /// each).
+    private var endedStates: [String: DownloadState] = [:]
     private var gate = EndingGate()
 
     package init() {}
@@ -50,13 +53,17 @@ package struct RecordSequencer: Sendable {
             }
             sequences[url] = change.sequence
             switch change.kind {
-            case .upsert(let record):
+            case .upsert:
                 // The first record seen of a task may already be its ending: changes reported
                 // from two threads can arrive in either order.
-                if ending != nil, states[url] != record.state { batch.endings[url, default: 0] += 1 }
-                states[url] = record.state
+                if let ending {
+                    if endedStates[url] != ending { batch.endings[url, default: 0] += 1 }
+                    endedStates[url] = ending
+                } else if !endedStates.isEmpty {
+                    endedStates[url] = nil
+                }
             case .remove:
-                states[url] = nil
+                endedStates[url] = nil
             }
             batch.fresh.append(change)
         }

@@ -59,17 +59,18 @@ extension RPCDispatcher {
         guard let added = addition.added.first else { throw RPCError("\(url) was not added") }
 
         let paused = options.values["pause"] == "true"
-        let gid = state.withLock { state in
+        let (gid, metaOptions) = state.withLock { state in
             let (gid, _) = state.table.gid(for: added, using: &state.generator)
-            state.options[gid] = options
+            let shared = state.sharedOptions.share(options)
+            state.options[gid] = shared.options
             if paused { state.paused.insert(gid) }
-            return gid
+            return (gid, shared.meta)
         }
         applyRequestOptions(options, to: added)
         // GID, options and the paused mark in one change of the store (each is a durable write).
         var meta: [String: PropertyListValue] = [MetaKey.gid: .string(gid.description)]
-        if !options.values.isEmpty { meta[MetaKey.options] = .dictionary(options.values.mapValues { .string($0) }) }
-        if paused { meta[MetaKey.paused] = .boolean(true) }
+        if !options.values.isEmpty { meta[MetaKey.options] = metaOptions }
+        if paused { meta[MetaKey.paused] = MetaKey.pausedMark }
         try? manager.updateMetaInfo(meta, forTask: added)
         // The service's manager adds tasks pending (downloadNewFileImmediately off): a paused one
         // stays so, never started, and its status is `paused` by the mark.

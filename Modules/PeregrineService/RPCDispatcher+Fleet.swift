@@ -82,7 +82,7 @@ extension RPCDispatcher {
         }
         state.withLock { state in
             let (gid, _) = state.table.gid(for: url, preferring: GID.fleet(url), using: &state.generator)
-            if !options.values.isEmpty { state.options[gid] = options }
+            if !options.values.isEmpty { state.options[gid] = state.sharedOptions.share(options).options }
         }
         applyRequestOptions(options, to: url)
     }

@@ -43,6 +43,7 @@ public final class RPCDispatcher: Sendable {
         var nextStop: UInt64 = 1
         var meters: [String: SpeedMeter] = [:]
         var global = DownloadOptions(["split": "5", "max-connection-per-server": "1", "max-download-limit": "0"])
+        var sharedOptions = SharedOptions()
         /// A fleet service's queue as its list revision last saw it.
         var fleetShape: FleetShape?
     }
@@ -59,6 +60,29 @@ public final class RPCDispatcher: Sendable {
         static let gid = "aria2.gid"
         static let options = "aria2.options"
         static let paused = "aria2.paused"
+        /// The paused mark's value, one for every task (`PropertyListValue` is indirect: each
+        /// value made anew is an allocation of its own).
+        static let pausedMark = PropertyListValue.boolean(true)
+    }
+
+    /// The option sets of recent additions: downloads added with equal options (a client sends
+    /// its defaults, or `pause`, with every one) share one dictionary of them, and one value for
+    /// their meta info, where each kept copies of its own (about 300 bytes a download).
+    struct SharedOptions: Sendable {
+        private var recent: [(options: DownloadOptions, meta: PropertyListValue)] = []
+
+        /// `options`, and its meta info value, as an equal set seen lately has them.
+        mutating func share(_ options: DownloadOptions) -> (options: DownloadOptions, meta: PropertyListValue) {
+            if let index = recent.firstIndex(where: { $0.options == options }) {
+                let found = recent.remove(at: index)
+                recent.append(found)
+                return found
+            }
+            let entry = (options: options, meta: PropertyListValue.dictionary(options.values.mapValues { .string($0) }))
+            if recent.count == 8 { recent.removeFirst() }
+            recent.append(entry)
+            return entry
+        }
     }
 
     /// Creates a dispatcher on `manager` and gives every task it has a GID (the one stored with
@@ -89,7 +113,7 @@ public final class RPCDispatcher: Sendable {
                     if case .dictionary(let stored) = meta[MetaKey.options] {
                         var options = DownloadOptions()
                         for case (let key, .string(let value)) in stored { options.values[key] = value }
-                        state.options[gid] = options
+                        state.options[gid] = state.sharedOptions.share(options).options
                         requestOptions.append((url, options))
                     }
                     if case .boolean(true) = meta[MetaKey.paused] { state.paused.insert(gid) }
@@ -193,7 +217,7 @@ public final class RPCDispatcher: Sendable {
         state.withLock { state in
             if paused { state.paused.insert(gid) } else { state.paused.remove(gid) }
         }
-        try? manager.updateMetaInfo([MetaKey.paused: .boolean(paused)], forTask: url)
+        try? manager.updateMetaInfo([MetaKey.paused: paused ? MetaKey.pausedMark : .boolean(false)], forTask: url)
     }
 
     /// Hands a download's `header` to the request table. (Its `max-download-limit` is the task's

@@ -326,9 +326,26 @@ import Testing
             #expect(options["max-download-limit"] as? String == "1024")
             #expect(options["header"] as? [String] == ["X-A: 1"])
             #expect(options["split"] as? String == "5")
+            // A second download added with the same options shares them (one copy for both)
+            // until one of them changes: the change is its own.
+            let twin = try #require(
+                try await rig.result(
+                    "aria2.addUri",
+                    "[\"\(url)-twin\"], {\"pause\":\"true\",\"max-connection-per-server\":\"4\",\"max-download-limit\":\"1K\",\"header\":[\"X-A: 1\"]}"
+                ) as? String)
             #expect(try await rig.result("aria2.changeOption", "\"\(gid)\", {\"split\":\"8\"}") as? String == "OK")
             #expect(
                 (try await rig.result("aria2.getOption", "\"\(gid)\"") as? [String: Any])?["split"] as? String == "8")
+            #expect(
+                (try await rig.result("aria2.getOption", "\"\(twin)\"") as? [String: Any])?["split"] as? String == "5")
+            let twinMeta = rig.manager.metaInfo(ofTask: "\(url)-twin")
+            #expect(twinMeta?["aria2.paused"] == .boolean(true))
+            guard case .dictionary(let stored) = twinMeta?["aria2.options"] else {
+                Issue.record("the twin's options are not in its meta info: \(String(describing: twinMeta))")
+                return
+            }
+            #expect(stored["max-connection-per-server"] == .string("4"))
+            #expect(stored["split"] == nil)
             // The download's connection count is the lower of the two, changed with them.
             #expect(rig.manager.engine.task(url)?.record.maxConnections == 4)
             #expect(
