@@ -76,7 +76,8 @@ struct JSONParser {
     private mutating func object(depth: Int) throws(Failure) -> JSONValue {
         guard depth <= Self.maxDepth else { throw failure }
         index += 1  // {
-        var members: [String: JSONValue] = [:]
+        // Room for a request's four members at once, not grown from one to two to four.
+        var members = [String: JSONValue](minimumCapacity: 4)
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
@@ -136,17 +137,27 @@ struct JSONParser {
     private mutating func string() throws(Failure) -> String {
         index += 1
         let start = index
-        // The common case: no escapes, so the bytes are the string.
+        // The common case: no escapes, so the bytes are the string. ASCII (every method name,
+        // token and option) needs no validation: `String(validating:as:)` is generic and
+        // unspecialized here, and cost 2 % of the CPU of a `getGlobalStat` under wrk.
+        var bits: UInt8 = 0
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
                 let slice = UnsafeBufferPointer(rebasing: bytes[start..<index])
-                guard let text = String(validating: slice, as: UTF8.self) else { throw Failure(offset: start) }
+                let text: String
+                if bits < 0x80 {
+                    text = String(decoding: slice, as: UTF8.self)
+                } else {
+                    guard let valid = String(validating: slice, as: UTF8.self) else { throw Failure(offset: start) }
+                    text = valid
+                }
                 index += 1
                 return text
             }
             if byte == UInt8(ascii: "\\") { break }
             guard byte >= 0x20 else { throw failure }
+            bits |= byte
             index += 1
         }
         var scratch = Array(UnsafeBufferPointer(rebasing: bytes[start..<index]))

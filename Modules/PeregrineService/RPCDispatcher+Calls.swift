@@ -72,8 +72,10 @@ extension RPCDispatcher {
     func authorize(_ params: [JSONValue]) throws(RPCError) -> RPCParameters {
         var params = params
         var token: String?
-        if case .string(let first) = params.first, first.hasPrefix("token:") {
-            token = String(first.dropFirst("token:".count))
+        // Bytes, as aria2 compares them (and without Character boundaries to find: the
+        // grapheme-aware `hasPrefix`/`dropFirst` were 1 % of a `getGlobalStat`).
+        if case .string(let first) = params.first, first.utf8.starts(with: "token:".utf8) {
+            token = String(decoding: first.utf8.dropFirst(6), as: UTF8.self)
             params.removeFirst()
         }
         if let secret = configuration.secret {
