@@ -3,7 +3,8 @@
 # beside `aria2c --enable-rpc`, both running at once with the same paused downloads.
 #
 # Starts its own nginx on 127.0.0.1, both services (each with a secret token), fills each with
-# TASKS paused downloads through `system.multicall` of `aria2.addUri` (`pause=true`), then for
+# TASKS paused downloads through `system.multicall` of `aria2.addUri` (`pause=true`) and reads
+# VmRSS at once and 2 s later (what a burst freed may take a moment to go back), then for
 # ROUNDS rounds, order rotating, measures on each:
 #   - `aria2.tellActive` and `aria2.tellWaiting(0, 100)`: p50/p99 latency of REQUESTS sequential
 #     calls on one keep-alive HTTP connection (Benchmarks/P9/p9client.py, Python http.client);
@@ -127,13 +128,16 @@ wait_for_rpc aria2c "$ARIA2_PID" "${URL[aria2c]}"
 note "peregrine $("$PEREGRINE" --version 2>/dev/null || echo '?') and $(aria2c --version | head -1) running"
 
 contenders=(peregrine aria2c)
-declare -A FILL RSS_FILLED
+declare -A FILL RSS_FILLED RSS_SETTLED
 for name in "${contenders[@]}"; do
     note "$name: adding $TASKS paused downloads"
     FILL[$name]=$(python3 "$CLIENT" populate "${URL[$name]}" "$SECRET" "$TASKS" "$BASE/t-$name") \
         || die "$name: adding the downloads failed"
     RSS_FILLED[$name]=$(awk '/^VmRSS/ { printf "%.1f", $2 / 1024 }' "/proc/${PID[$name]}/status")
-    note "$name: $TASKS added in ${FILL[$name]} s, VmRSS ${RSS_FILLED[$name]} MiB"
+    # And once the service had two seconds to give back what the burst freed.
+    sleep 2
+    RSS_SETTLED[$name]=$(awk '/^VmRSS/ { printf "%.1f", $2 / 1024 }' "/proc/${PID[$name]}/status")
+    note "$name: $TASKS added in ${FILL[$name]} s, VmRSS ${RSS_FILLED[$name]} MiB at once, ${RSS_SETTLED[$name]} MiB 2 s later"
 done
 
 LUA=$WORK/run/getglobalstat.lua
@@ -215,7 +219,8 @@ row "tellActive p99" "${active_p99[peregrine]:-}" "${active_p99[aria2c]:-}" lowe
 row "tellWaiting(0,100) p50" "${waiting_p50[peregrine]:-}" "${waiting_p50[aria2c]:-}" lower ms
 row "tellWaiting(0,100) p99" "${waiting_p99[peregrine]:-}" "${waiting_p99[aria2c]:-}" lower ms
 row "getGlobalStat, wrk -t2 -c50" "${throughput[peregrine]:-}" "${throughput[aria2c]:-}" higher req/s
-echo "| VmRSS with $TASKS tasks, after adding | ${RSS_FILLED[peregrine]} MiB | ${RSS_FILLED[aria2c]} MiB | $(ratio "${RSS_FILLED[aria2c]}" "${RSS_FILLED[peregrine]}") |"
+echo "| VmRSS with $TASKS tasks, right after adding | ${RSS_FILLED[peregrine]} MiB | ${RSS_FILLED[aria2c]} MiB | $(ratio "${RSS_FILLED[aria2c]}" "${RSS_FILLED[peregrine]}") |"
+echo "| VmRSS with $TASKS tasks, 2 s after adding | ${RSS_SETTLED[peregrine]} MiB | ${RSS_SETTLED[aria2c]} MiB | $(ratio "${RSS_SETTLED[aria2c]}" "${RSS_SETTLED[peregrine]}") |"
 echo "| VmRSS with $TASKS tasks, after the RPC load | ${RSS[peregrine]} MiB | ${RSS[aria2c]} MiB | $(ratio "${RSS[aria2c]}" "${RSS[peregrine]}") |"
 echo "| RssAnon (the heap, without mapped code), after the RPC load | ${ANON[peregrine]} MiB | ${ANON[aria2c]} MiB | $(ratio "${ANON[aria2c]}" "${ANON[peregrine]}") |"
 echo "| VmHWM (peak) after adding and the RPC load | ${HWM_LOAD[peregrine]} MiB | ${HWM_LOAD[aria2c]} MiB | $(ratio "${HWM_LOAD[aria2c]}" "${HWM_LOAD[peregrine]}") |"
