@@ -80,7 +80,6 @@ let package = Package(
         // Under Hummingbird: the service's own channel handler (ImmediateRPCHandler) is written on them.
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
-        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         // The PostgreSQL store's client (PeregrinePostgresStorage only; Docs/PostgresStore.md).
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         // `swift package generate-documentation` (Scripts/docs.sh); no target depends on it.
@@ -187,8 +186,8 @@ let package = Package(
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
             ],
             // The web dashboard: plain HTML, CSS and JavaScript modules, served at `/`.
             resources: [.copy("Dashboard")]

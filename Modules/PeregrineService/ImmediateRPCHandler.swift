@@ -1,31 +1,36 @@
-import HTTPTypes
 import NIOCore
-import NIOHTTPTypes
+import NIOHTTP1
+import NIOHTTPTypesHTTP1
 
 /// Answers the small reads of `POST /jsonrpc` on the event loop that read them.
 ///
-/// It sits in each plain HTTP connection's pipeline, after the HTTP codec and before
-/// Hummingbird's handler. A request that is one call of `RPCDispatcher.immediateMethods`
-/// (`getGlobalStat`, `tellActive`, `tellWaiting`, `tellStatus`, …) is answered here, from the
-/// dispatcher's synchronous path, without the task, the async body stream and the router
-/// Hummingbird gives every request — about three quarters of the instructions such a call took
-/// (`Benchmarks/instructions.sh`, P9). Everything else goes on to Hummingbird unchanged: other
-/// methods, batches, other paths, a body that does not parse or is too large, a browser's
-/// request from another origin (refused there), `Expect` and `Connection: close` requests.
+/// It sits in each plain HTTP connection's pipeline right after SwiftNIO's HTTP/1 decoder and
+/// encoder, before the conversion to swift-http-types and Hummingbird's handler. A request that
+/// is one call of `RPCDispatcher.immediateMethods` (`getGlobalStat`, `tellActive`,
+/// `tellWaiting`, `tellStatus`, …) is answered here, from the dispatcher's synchronous path,
+/// without the conversion of its head and answer (a tenth of the service's CPU under `wrk`),
+/// the task, the async body stream and the router Hummingbird gives every request — about three
+/// quarters of the instructions such a call took (`Benchmarks/instructions.sh`, P9). Everything
+/// else goes on to Hummingbird unchanged: other methods, batches, other paths, a body that does
+/// not parse or is too large, a browser's request from another origin (refused there), `Expect`,
+/// `Connection: close` and HTTP/1.0 requests.
 ///
 /// Answers keep their order: while a request it passed on is unanswered, every later request
 /// of the connection is passed on too (HTTP/1.1 pipelining answers in order).
+///
+/// Hummingbird adds its extra handlers after the swift-http-types codec, so the service adds
+/// ``Installer``, which puts this handler in front of the codec and leaves.
 final class ImmediateRPCHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPRequestPart
-    typealias InboundOut = HTTPRequestPart
-    typealias OutboundIn = HTTPResponsePart
-    typealias OutboundOut = HTTPResponsePart
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
 
     private enum State {
         /// Between requests.
         case idle
         /// Reading a request that may be answered here.
-        case collecting(HTTPRequest, ByteBuffer)
+        case collecting(HTTPRequestHead, ByteBuffer)
         /// Passing the current request's parts on.
         case passing
     }
@@ -78,8 +83,8 @@ final class ImmediateRPCHandler: ChannelDuplexHandler, RemovableChannelHandler {
             state = .idle
             context.fireChannelRead(data)
         default:
-            // The rest of a request passed on (and anything out of order, which the codec
-            // after this handler judges).
+            // The rest of a request passed on (and anything out of order, which the handlers
+            // after this one judge).
             context.fireChannelRead(data)
         }
     }
@@ -89,32 +94,52 @@ final class ImmediateRPCHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.write(data, promise: promise)
     }
 
-    /// Whether the request can be answered here once its body is read.
-    private func mayAnswer(_ request: HTTPRequest) -> Bool {
-        guard request.method == .post, request.path == "/jsonrpc",
-            request.headerFields[.expect] == nil,
-            !(request.headerFields[.connection] ?? "").lowercased().contains("close")
+    private func mayAnswer(_ request: HTTPRequestHead) -> Bool {
+        guard request.method == .POST, request.uri == "/jsonrpc", request.version == .http1_1,
+            request.isKeepAlive, !request.headers.contains(name: "expect")
         else { return false }
         // A browser's request from another origin is refused by the router's handler.
-        return allowOriginAll || request.headerFields[.origin] == nil
+        return allowOriginAll || !request.headers.contains(name: "origin")
     }
 
-    private func passOn(_ part: HTTPRequestPart, context: ChannelHandlerContext) {
+    private func passOn(_ part: HTTPServerRequestPart, context: ChannelHandlerContext) {
         if case .head = part { unanswered += 1 }
         context.fireChannelRead(wrapInboundOut(part))
     }
 
-    /// The answer as the router's handler sends it: 200, `application/json-rpc`, CORS when
-    /// every origin is allowed.
     private func respond(_ text: String, context: ChannelHandlerContext) {
         var body = context.channel.allocator.buffer(capacity: text.utf8.count)
         body.writeString(text)
-        var fields = HTTPFields()
-        fields[.contentType] = "application/json-rpc"
-        fields[.contentLength] = String(body.readableBytes)
-        if allowOriginAll { fields[.accessControlAllowOrigin] = "*" }
-        context.write(wrapOutboundOut(.head(HTTPResponse(status: .ok, headerFields: fields))), promise: nil)
-        context.write(wrapOutboundOut(.body(body)), promise: nil)
+        var headers = allowOriginAll ? Self.headersAnyOrigin : Self.headers
+        headers.add(name: "Content-Length", value: String(body.readableBytes))
+        context.write(
+            wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+    }
+
+    private static let headers: HTTPHeaders = ["Content-Type": "application/json-rpc"]
+    private static let headersAnyOrigin: HTTPHeaders = [
+        "Content-Type": "application/json-rpc", "Access-Control-Allow-Origin": "*",
+    ]
+
+    /// Added where Hummingbird adds a connection's extra handlers (after the swift-http-types
+    /// codec): puts its ``ImmediateRPCHandler`` in front of that codec, then leaves the pipeline.
+    /// Without the codec (no plain HTTP/1 connection) it only leaves.
+    final class Installer: ChannelInboundHandler, RemovableChannelHandler {
+        // (A pipeline takes only inbound or outbound handlers; this one passes reads on.)
+        typealias InboundIn = NIOAny
+
+        private let handler: ImmediateRPCHandler
+
+        init(_ handler: ImmediateRPCHandler) { self.handler = handler }
+
+        func handlerAdded(context: ChannelHandlerContext) {
+            let pipeline = context.pipeline.syncOperations
+            if let codec = try? pipeline.handler(type: HTTP1ToHTTPServerCodec.self) {
+                try? pipeline.addHandler(handler, position: .before(codec))
+            }
+            pipeline.removeHandler(context: context, promise: nil)
+        }
     }
 }

@@ -64,9 +64,10 @@ public final class RPCService: Service, Sendable {
                     // Small reads answered on the event loop (ImmediateRPCHandler); the rest
                     // goes to the router.
                     http1: .init(additionalChannelHandlers: [
-                        ImmediateRPCHandler(
-                            dispatcher: dispatcher, maxRequestBytes: limits.maxRequestBytes,
-                            allowOriginAll: allowOriginAll)
+                        ImmediateRPCHandler.Installer(
+                            ImmediateRPCHandler(
+                                dispatcher: dispatcher, maxRequestBytes: limits.maxRequestBytes,
+                                allowOriginAll: allowOriginAll))
                     ]),
                     ws: .init(maxFrameSize: limits.maxRequestBytes))),
             configuration: ApplicationConfiguration(

@@ -526,6 +526,10 @@ import Testing
             #expect(objects.map { $0["id"] as? Int } == [1, 2, 3, 4, 5, 6])
             let waiting = objects.map { ($0["result"] as? [String: Any])?["numWaiting"] as? String }
             #expect(waiting == ["0", nil, "1", "1", nil, "2"])
+            // The first was answered in front of Hummingbird (ImmediateRPCHandler, which adds no
+            // Date); every later one by its router, since an answer before it was pending.
+            #expect(responses.map { $0.headers["date"] == nil } == [true, false, false, false, false, false])
+            #expect(responses[0].headers["content-type"] == "application/json-rpc")
         }
     }
 
