@@ -10,18 +10,22 @@ import ServiceLifecycle
 /// `system.multicall` (P9): 41 MiB of heap resident right after the burst, 28 MiB after a
 /// `malloc_trim(0)`.
 ///
-/// Once a `interval` it reads how much of the process is resident and anonymous (the heap, from
-/// `/proc/self/statm`: one small read), and trims when that grew by `growth` since the last
-/// trim. A trim holds each arena's lock while it walks that arena's free chunks (tens of
+/// Once an `interval` it reads how much of the process is resident and anonymous (the heap, from
+/// `/proc/self/statm`: one small read) and trims when that grew by `growth` since the last trim
+/// (a burst under way), and once more when it stopped growing after that, or more than `slack`
+/// above it (what a burst left: pages freed after the trim stay resident). A trim holds each arena's lock while it walks that arena's free chunks (tens of
 /// milliseconds with hundreds of thousands of them), so a service whose heap holds steady is not
-/// trimmed at all, and one that just took a burst is trimmed within about a second.
+/// trimmed at all, and one that just took a burst is trimmed within a second or two.
 struct HeapTrimmer: Service {
     var interval: Duration = .seconds(1)
     var growth = 8 << 20
+    var slack = 1 << 20
 
     func run() async throws {
         #if canImport(Glibc)
             var baseline = Self.residentHeapBytes() ?? 0
+            var previous = baseline
+            var afterBurst = false
             while !Task.isShuttingDownGracefully {
                 let wait = interval
                 do {
@@ -30,9 +34,16 @@ struct HeapTrimmer: Service {
                     return
                 }
                 guard let resident = Self.residentHeapBytes() else { continue }
-                if resident > baseline + growth {
+                let settled = abs(resident - previous) < slack / 4
+                previous = resident
+                let growing = resident > baseline + growth
+                if growing || (settled && (afterBurst || resident > baseline + slack)) {
                     _ = glibcMallocTrim(0)
+                    // A trim during a burst misses what the burst frees after it: one more
+                    // once the heap settles.
+                    afterBurst = growing
                     baseline = Self.residentHeapBytes() ?? resident
+                    previous = baseline
                 } else if resident < baseline {
                     baseline = resident
                 }
