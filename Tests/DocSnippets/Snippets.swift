@@ -238,8 +238,8 @@ func snippetPostgresstoreLine15() async throws {
     _ = (store, snapshot)
 }
 
-// Docs/Service.md:81
-func snippetServiceLine81() async throws {
+// Docs/Service.md:85
+func snippetServiceLine85() async throws {
     let downloads = "/srv/downloads"
     let state = "/var/lib/peregrine"
     let secret = "a long random token"
