@@ -21,6 +21,8 @@ import Testing
     /// Connections to the one origin at once across the fleet (`--fleet-max-connections-per-origin`):
     /// fewer than the services' slots together, so the limit binds.
     static let originCap = 15
+    /// The files of the batch added half way, through the victim alone.
+    static let killBatch = (fileCount / 2)..<(fileCount / 2 + 25)
 
     /// Four services, 400 files added through the RPC of all of them, one service killed with
     /// SIGKILL while it holds tasks. Every file arrives byte for byte, none is lost, and nginx's access
@@ -71,7 +73,10 @@ import Testing
             atPath: nginx.documentPath("/fleet"), withIntermediateDirectories: true)
         for index in 0..<Self.fileCount {
             let name = String(format: "f%03d.bin", index)
-            let count = Int.random(in: 8_192...40_960, using: &random)
+            // The batch added half way, which the victim claims and is killed holding, takes one
+            // or two seconds a file.
+            let slow = Self.killBatch.contains(index)
+            let count = Int.random(in: slow ? 49_152...65_536 : 8_192...40_960, using: &random)
             let file = nginx.documentPath("/fleet/" + name)
             let data = Data(random.bytes(count))
             try data.write(to: URL(fileURLWithPath: file))
@@ -100,27 +105,26 @@ import Testing
         let victim = 1
         let victimPID = daemons[victim].process.processIdentifier
 
-        // 400 additions through all four services, 25 to a call, interleaved; half way, the
-        // victim is killed once it holds leases, and the rest goes through the survivors.
+        // 400 additions through all four services, 25 to a call, interleaved. Half way, once the
+        // first half has ended, the others are stopped (SIGSTOP: they hold no lease then) while the
+        // victim takes the next batch alone; it is killed with SIGKILL as soon as it holds leases,
+        // the others go on, and the rest goes through the survivors. (Left to chance, the victim
+        // may hold nothing at that moment: the services that hold the origin's connections claim
+        // again what their ended tasks free.)
         var gids: [(service: Int, gid: String, name: String)] = []
         let names = (0..<Self.fileCount).map { String(format: "f%03d.bin", $0) }
+        let survivors = (0..<Self.services).filter { $0 != victim }
         var killed = false
         for (batch, start) in stride(from: 0, to: names.count, by: 25).enumerated() {
-            if start == names.count / 2 {
-                try await waitForQueue(postgres, "the kill") { _, open, _ in
-                    let held = try await postgres.psql(
-                        "SELECT count(*) FROM peregrine_tasks WHERE store = '\(Self.queue)' AND state = 'downloading'"
-                            + " AND lease_owner LIKE '%:\(victimPID):%'", database: "fleet")
-                    guard held != "0" else { return open == 0 }
-                    await daemons[victim].signal(SIGKILL)
-                    killed = true
-                    return true
-                }
-                try #require(killed, "the victim held no task before the first half ended")
-                phase("victim killed")
-            }
             var service = batch % Self.services
-            if killed, service == victim { service = (victim + 1) % Self.services }
+            let killBatch = start == Self.killBatch.lowerBound
+            if killBatch {
+                try await waitForQueue(postgres, "the end of the first half") { _, open, _ in open == 0 }
+                for index in survivors { kill(daemons[index].process.processIdentifier, SIGSTOP) }
+                service = victim
+            } else if killed, service == victim {
+                service = (victim + 1) % Self.services
+            }
             let chunk = Array(names[start..<min(start + 25, names.count)])
             let calls = chunk.map {
                 "{\"methodName\":\"aria2.addUri\",\"params\":[[\"\(nginx.httpURL("/fleet/" + $0))\"]]}"
@@ -130,6 +134,19 @@ import Testing
             for (name, result) in zip(chunk, results) {
                 let gid = try #require((result as? [Any])?.first as? String, "addUri of \(name): \(result)")
                 gids.append((service, gid, name))
+            }
+            if killBatch {
+                try await waitForQueue(postgres, "the kill") { _, _, _ in
+                    let held = try await postgres.psql(
+                        "SELECT count(*) FROM peregrine_tasks WHERE store = '\(Self.queue)' AND state = 'downloading'"
+                            + " AND lease_owner LIKE '%:\(victimPID):%'", database: "fleet")
+                    guard held != "0" else { return false }
+                    await daemons[victim].signal(SIGKILL)
+                    killed = true
+                    return true
+                }
+                for index in survivors { kill(daemons[index].process.processIdentifier, SIGCONT) }
+                phase("victim killed")
             }
         }
         try await waitForQueue(postgres, "the end") { _, open, total in total == Self.fileCount && open == 0 }
