@@ -126,5 +126,5 @@ public struct DownloadOptions: Sendable, Hashable {
     }
 
     /// The stored form, as JSON.
-    var json: JSONValue { .object(values.mapValues { .string($0) }) }
+    var json: JSONValue { .object(JSONObject(values.mapValues { .string($0) })) }
 }

@@ -72,8 +72,10 @@ final class ImmediateRPCHandler: ChannelDuplexHandler, RemovableChannelHandler {
             state = .collecting(request, body)
         case (.collecting(let request, let body), .end(let trailers)):
             state = .idle
-            if let answer = dispatcher.immediateResponse(to: body.readableBytesView) {
-                respond(answer, context: context)
+            var answer: [UInt8] = []
+            answer.reserveCapacity(512)
+            if dispatcher.immediateResponse(to: body.readableBytesView, into: &answer) {
+                respond(context.channel.allocator.buffer(bytes: answer), context: context)
             } else {
                 passOn(.head(request), context: context)
                 if body.readableBytes > 0 { context.fireChannelRead(wrapInboundOut(.body(body))) }
@@ -107,9 +109,7 @@ final class ImmediateRPCHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireChannelRead(wrapInboundOut(part))
     }
 
-    private func respond(_ text: String, context: ChannelHandlerContext) {
-        var body = context.channel.allocator.buffer(capacity: text.utf8.count)
-        body.writeString(text)
+    private func respond(_ body: ByteBuffer, context: ChannelHandlerContext) {
         var headers = allowOriginAll ? Self.headersAnyOrigin : Self.headers
         headers.add(name: "Content-Length", value: String(body.readableBytes))
         context.write(

@@ -77,7 +77,7 @@ struct JSONParser {
         guard depth <= Self.maxDepth else { throw failure }
         index += 1  // {
         // Room for a request's four members at once, not grown from one to two to four.
-        var members = [String: JSONValue](minimumCapacity: 4)
+        var members = JSONObject(minimumCapacity: 4)
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
@@ -94,7 +94,7 @@ struct JSONParser {
             let member = try value(depth: depth)
             // A repeated name keeps its first value, as JSONDecoder (the service's decoder before
             // this parser) reads it; found by the FuzzRPCRequest harness.
-            if members[key] == nil { members[key] = member }
+            members.addIfAbsent(key, member)
             skipWhitespace()
             guard index < bytes.count else { throw failure }
             if bytes[index] == UInt8(ascii: ",") {

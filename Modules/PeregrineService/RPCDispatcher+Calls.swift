@@ -192,17 +192,26 @@ extension RPCDispatcher {
     /// anything else — a batch, another method, a fleet service, a body that does not parse —
     /// which takes the asynchronous way.
     public func immediateResponse(to body: some Collection<UInt8>) -> String? {
+        var output: [UInt8] = []
+        guard immediateResponse(to: body, into: &output) else { return nil }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// ``immediateResponse(to:)`` written to `output` (the buffer the answer is sent from);
+    /// false, and nothing written, for a request that takes the asynchronous way.
+    func immediateResponse(to body: some Collection<UInt8>, into output: inout some JSONOutput) -> Bool {
         guard configuration.fleetQueue == nil,
             case .single(.call(let call)) = RPCCodec.decode(body, limits: configuration.limits),
             Self.immediateMethods.contains(call.method)
-        else { return nil }
+        else { return false }
         let result: Result<JSONValue, RPCError>
         do throws(RPCError) {
             result = .success(try immediateMethod(call.method, try authorize(call.params)))
         } catch {
             result = .failure(error)
         }
-        return RPCCodec.response(id: call.id, result).serialized
+        RPCCodec.response(id: call.id, result).write(to: &output)
+        return true
     }
 
     private func immediateMethod(_ method: String, _ params: RPCParameters) throws(RPCError) -> JSONValue {

@@ -121,7 +121,7 @@ extension RPCDispatcher {
         let list = manager.list(key)
         return .array(
             list.toDeleteList.map { url in
-                var object: [String: JSONValue] = [:]
+                var object = JSONObject()
                 for (field, value) in zip(Self.rowFields, row(url: url, in: list)) {
                     if let name = field.stringValue { object[name] = value }
                 }
@@ -327,7 +327,7 @@ extension RPCDispatcher {
         guard uris.count <= configuration.limits.maxBatchCount else {
             throw RPCError("At most \(configuration.limits.maxBatchCount) URIs per call.")
         }
-        var options: [String: JSONValue] = [:]
+        var options = JSONObject()
         if let value = params[1] {
             guard case .object(let members) = value else { throw RPCError.wrongType(at: 1) }
             options = members

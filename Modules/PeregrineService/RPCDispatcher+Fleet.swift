@@ -98,7 +98,7 @@ extension RPCDispatcher {
 
     /// The status object of a task of the queue as `entry` shows it: this service's own when it
     /// holds the task (the lease is its), else the queue's (``fleetStatusObject(gid:entry:)``).
-    func fleetListObject(_ entry: QueuedTask, queue: any ClaimingTaskQueue) -> [String: JSONValue] {
+    func fleetListObject(_ entry: QueuedTask, queue: any ClaimingTaskQueue) -> JSONObject {
         let url = entry.task.urlString
         let known = state.withLock { $0.table.gidByURL[url] }
         if isCurrentHere(entry, queue: queue) { return localStatusObject(gid: known ?? gid(of: url), entry: entry) }
@@ -107,7 +107,7 @@ extension RPCDispatcher {
 
     /// This service's status object of a task of the queue whose copy here is current, with
     /// the holder (`peregrine.holder`) as for a task held elsewhere.
-    func localStatusObject(gid: GID, entry: QueuedTask) -> [String: JSONValue] {
+    func localStatusObject(gid: GID, entry: QueuedTask) -> JSONObject {
         var object = statusObject(gid: gid, url: entry.task.urlString)
         if let holder = entry.holder { object["peregrine.holder"] = .string(holder) }
         return object
@@ -234,13 +234,13 @@ extension RPCDispatcher {
     /// while unclaimed (or its lease expired), `active` while a service holds it
     /// (`peregrine.holder` names that service; progress and speed as of its last lease renewal),
     /// `complete` or `error` once a service finished it.
-    func fleetStatusObject(gid: GID, entry: QueuedTask) -> [String: JSONValue] {
+    func fleetStatusObject(gid: GID, entry: QueuedTask) -> JSONObject {
         let url = entry.task.urlString
         let task = entry.task
         let (status, total, completed) = Self.fleetProgress(task)
         let pieceLength: Int64 = 1 << 20
         let name = task.fileName ?? task.preferredFileName
-        var object: [String: JSONValue] = [
+        var object: JSONObject = [
             "gid": .string(gid.description),
             "status": .string(status.rawValue),
             "totalLength": .string(String(total)),

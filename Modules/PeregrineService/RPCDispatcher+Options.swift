@@ -13,7 +13,7 @@ extension RPCDispatcher {
             state.global.values.filter { DownloadOptions.perDownload.contains($0.key) }
                 .merging(state.options[gid]?.values ?? [:]) { _, own in own }
         }
-        var object: [String: JSONValue] = values.filter { !$0.key.hasPrefix("peregrine.") }.mapValues { .string($0) }
+        var object = JSONObject(values.filter { !$0.key.hasPrefix("peregrine.") }.mapValues { .string($0) })
         object["dir"] = .string(values["dir"] ?? manager.downloadDirectory)
         if let header = values["header"] {
             object["header"] = .array(header.split(separator: "\n").map { .string(String($0)) })
@@ -64,7 +64,7 @@ extension RPCDispatcher {
 
     /// `aria2.getGlobalOption`.
     func getGlobalOption() -> JSONValue {
-        var object: [String: JSONValue] = state.withLock { $0.global.values.mapValues { .string($0) } }
+        var object = JSONObject(state.withLock { $0.global.values.mapValues { JSONValue.string($0) } })
         object["dir"] = .string(manager.downloadDirectory)
         object["max-concurrent-downloads"] = .string(String(manager.maxDownloadCount))
         // The manager's own limit: saved, so it outlives a restart that forgot the option.

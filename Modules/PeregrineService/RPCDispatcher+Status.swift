@@ -31,7 +31,7 @@ extension RPCDispatcher {
     }
 
     /// `tellStatus`'s object for a task, every key.
-    func statusObject(gid: GID, url: String) -> [String: JSONValue] {
+    func statusObject(gid: GID, url: String) -> JSONObject {
         guard let snapshot = manager.engine.task(url) else {
             return ["gid": .string(gid.description), "status": "removed"]
         }
@@ -41,7 +41,7 @@ extension RPCDispatcher {
         let completed = status == .complete ? max(snapshot.receivedBytes, total) : snapshot.receivedBytes
         let speed = status == .active ? speed(of: url) : 0
         let pieceLength: Int64 = 1 << 20
-        var object: [String: JSONValue] = [
+        var object: JSONObject = [
             "gid": .string(gid.description),
             "status": .string(status.rawValue),
             "totalLength": .string(String(total)),
@@ -106,14 +106,14 @@ extension RPCDispatcher {
     }
 
     /// Keeps only the keys asked for (all when none).
-    static func filter(_ object: [String: JSONValue], keys: [String]?) -> JSONValue {
+    static func filter(_ object: JSONObject, keys: [String]?) -> JSONValue {
         guard let keys, !keys.isEmpty else { return .object(object) }
         let wanted = Set(keys)
         return .object(object.filter { wanted.contains($0.key) })
     }
 
     /// The status object of a GID parameter: a task's, or a removed download's.
-    func statusObject(_ text: String) throws(RPCError) -> [String: JSONValue] {
+    func statusObject(_ text: String) throws(RPCError) -> JSONObject {
         switch try target(text) {
         case .task(let gid, let url):
             if let queue = configuration.fleetQueue {

@@ -51,7 +51,7 @@ public final class RPCDispatcher: Sendable {
     /// A download removed for good: its last status, kept until its result is purged (as aria2
     /// keeps it, in memory only).
     struct RemovedDownload: Sendable {
-        var status: [String: JSONValue]
+        var status: JSONObject
         var order: UInt64
     }
 

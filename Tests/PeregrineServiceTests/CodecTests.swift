@@ -10,7 +10,7 @@ import Testing
         #expect(RPCCodec.decode(Array("".utf8)) == .failure(.parseError))
         #expect(RPCError.parseError.code == -32700)
         let text = RPCCodec.response(id: .null, .failure(.parseError)).serialized
-        #expect(text == #"{"error":{"code":-32700,"message":"Parse error."},"id":null,"jsonrpc":"2.0"}"#)
+        #expect(text == #"{"id":null,"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error."}}"#)
     }
 
     @Test func jsonThatIsNoRequestIsAnInvalidRequestKeepingItsID() {

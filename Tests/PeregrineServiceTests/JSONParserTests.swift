@@ -102,8 +102,73 @@ import Testing
     @Test func serializationEscapesAndReadsBack() throws {
         let value: JSONValue = ["k\"ey": .string("a\"\\\u{1}\u{1f}\n\té😀"), "n": .double(0.5), "i": -3]
         let text = value.serialized
-        #expect(text == #"{"i":-3,"k\"ey":"a\"\\\u0001\u001f\n\té😀","n":0.5}"#)
+        #expect(text == #"{"k\"ey":"a\"\\\u0001\u001f\n\té😀","n":0.5,"i":-3}"#)
         #expect(try parse(text) == value)
+    }
+
+    /// Strings are written eight bytes at a time until a byte needs an escape: a quote, a
+    /// backslash, a control character or UTF-8 at every position of strings of 0 to 20 bytes
+    /// reads back the same through Foundation's JSONDecoder, and no raw control byte is written.
+    @Test func stringsReadBackWhereverTheirEscapesFall() throws {
+        let specials: [Character] = ["\"", "\\", "\n", "\r", "\t", "\u{1}", "\u{1f}", "\u{7f}", "é", "😀", " ", "/"]
+        for length in 0...20 {
+            for position in 0..<max(length, 1) {
+                for special in specials {
+                    var characters = Array(repeating: Character("x"), count: length)
+                    if length > 0 { characters[position] = special }
+                    if length > 3 { characters[length - 1] = "\"" }
+                    let string = String(characters)
+                    let text = JSONValue.string(string).serialized
+                    #expect(!text.utf8.contains { $0 < 0x20 }, "\(text)")
+                    #expect(try JSONDecoder().decode(String.self, from: Data(text.utf8)) == string, "\(text)")
+                    #expect(try parse(text) == .string(string), "\(text)")
+                }
+            }
+        }
+    }
+
+    /// Objects keep their members in order — as built, as read — with each name once: an object
+    /// built from pairs keeps a repeated name's last value, a read one its first (as JSONDecoder
+    /// reads it). Past the size where names are indexed, lookups, replacements and removals still find
+    /// the right member, and equality and hashing ignore the order, as a dictionary's do.
+    @Test func objectsKeepTheirMembersInOrderEachNameOnce() throws {
+        let built = JSONValue.object(JSONObject([("z", 1), ("a", 2), ("m", 3), ("a", 4)]))
+        #expect(built.serialized == #"{"z":1,"a":4,"m":3}"#)
+        #expect((["z": 1, "a": 2, "m": 3] as JSONValue).serialized == #"{"z":1,"a":2,"m":3}"#)
+        let read = try parse(#"{"z":1,"a":2,"m":3,"a":4}"#)
+        #expect(read.serialized == #"{"z":1,"a":2,"m":3}"#)
+        #expect(read == ["m": 3, "a": 2, "z": 1])
+        #expect(read != ["m": 3, "a": 4, "z": 1])
+        #expect(read != ["m": 3, "a": 2])
+        #expect(Set([read, ["a": 2, "m": 3, "z": 1]]).count == 1)
+
+        for count in [JSONObject.indexedCount - 1, JSONObject.indexedCount + 1, 1_000] {
+            let names = (0..<count).map { "k\(($0 * 7919) % count)" }
+            let text = "{" + names.enumerated().map { "\"\($1)\":\($0)" }.joined(separator: ",") + #","k0":-1}"#
+            let value = try parse(text)
+            var object = try #require(value.objectValue, "\(count)")
+            #expect(object.count == count)
+            #expect(object.keys == names, "\(count): the order read")
+            for (position, name) in names.enumerated() {
+                #expect(object[name] == .integer(Int64(position)), "\(count): \(name)")
+            }
+            object[names[count / 2]] = nil
+            object["new"] = "x"
+            object[names[0]] = "first"
+            #expect(object.count == count)
+            #expect(object[names[count / 2]] == nil)
+            let after = JSONValue.integer(Int64(count / 2 + 1))
+            #expect(object[names[count / 2 + 1]] == after, "\(count): after a removal")
+            #expect(object.keys.last == "new")
+            #expect(object["new"] == "x")
+            #expect(object[names[0]] == "first")
+            let pairs: [(String, JSONValue)] = object.reversed().map { ($0.key, $0.value) }
+            let reordered = JSONObject(pairs)
+            #expect(reordered.keys == object.keys.reversed())
+            #expect(reordered == object)
+            #expect(reordered.hashValue == object.hashValue)
+            #expect(try parse(JSONValue.object(object).serialized) == .object(object))
+        }
     }
 
     @Test func agreesWithJSONDecoderOnValidTexts() throws {

@@ -11,9 +11,9 @@ import Testing
         try await ServiceRig.with { rig in
             let garbage = try await rig.post("{\"jsonrpc\":")
             #expect(garbage.status == 200)
-            #expect(garbage.body == #"{"error":{"code":-32700,"message":"Parse error."},"id":null,"jsonrpc":"2.0"}"#)
+            #expect(garbage.body == #"{"id":null,"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error."}}"#)
             let noMethod = try await rig.post(#"{"jsonrpc":"2.0","id":4}"#)
-            #expect(noMethod.body == #"{"error":{"code":-32600,"message":"Invalid Request."},"id":4,"jsonrpc":"2.0"}"#)
+            #expect(noMethod.body == #"{"id":4,"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request."}}"#)
 
             #expect(try await rig.error("aria2.nope") == (1, "No such method: aria2.nope"))
             #expect(try await rig.error("aria2.tellStatus", "5") == (1, "The parameter at 0 has wrong type."))
@@ -70,7 +70,7 @@ import Testing
             for params in ["", "\"token:s3cre\"", "\"token:s3cretx\"", "\"token:\"", "\"s3cret\""] {
                 let response = try await rig.post(
                     "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"aria2.getGlobalStat\",\"params\":[\(params)]}")
-                #expect(response.body == #"{"error":{"code":1,"message":"Unauthorized"},"id":1,"jsonrpc":"2.0"}"#)
+                #expect(response.body == #"{"id":1,"jsonrpc":"2.0","error":{"code":1,"message":"Unauthorized"}}"#)
             }
             // As in aria2, listing methods needs no secret; multicall checks each call's own.
             let methods = try await rig.post(#"{"jsonrpc":"2.0","id":1,"method":"system.listMethods","params":[]}"#)
