@@ -183,6 +183,7 @@ let package = Package(
             dependencies: [
                 "Peregrine", "PeregrineCore", logging,
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -307,6 +308,8 @@ let package = Package(
             "PeregrineServiceTests",
             dependencies: [
                 "PeregrineService", "Peregrine", "PeregrineCore", "PeregrineCurlTransport", "TestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
             ]
         ),
         tests("PeregrineSortingTests", dependencies: ["PeregrineSorting", "PeregrineCore", "TestSupport"]),

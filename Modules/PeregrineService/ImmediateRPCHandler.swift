@@ -42,6 +42,13 @@ final class ImmediateRPCHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Requests passed on whose answers have not ended yet.
     private var unanswered = 0
 
+    /// Between requests, with every request passed on answered: an answer written now comes in
+    /// its turn (``RawRPCHandler`` asks before it answers one itself).
+    var isQuiet: Bool {
+        guard case .idle = state else { return false }
+        return unanswered == 0
+    }
+
     init(dispatcher: RPCDispatcher, maxRequestBytes: Int, allowOriginAll: Bool) {
         self.dispatcher = dispatcher
         self.maxRequestBytes = maxRequestBytes
@@ -124,8 +131,10 @@ final class ImmediateRPCHandler: ChannelDuplexHandler, RemovableChannelHandler {
     ]
 
     /// Added where Hummingbird adds a connection's extra handlers (after the swift-http-types
-    /// codec): puts its ``ImmediateRPCHandler`` in front of that codec, then leaves the pipeline.
-    /// Without the codec (no plain HTTP/1 connection) it only leaves.
+    /// codec, once the first request is known not to be a WebSocket upgrade): puts its
+    /// ``ImmediateRPCHandler`` in front of that codec, introduces it to the connection's
+    /// ``RawRPCHandler``, then leaves the pipeline. Without the codec (no plain HTTP/1
+    /// connection) it only leaves.
     final class Installer: ChannelInboundHandler, RemovableChannelHandler {
         // (A pipeline takes only inbound or outbound handlers; this one passes reads on.)
         typealias InboundIn = NIOAny
@@ -138,6 +147,7 @@ final class ImmediateRPCHandler: ChannelDuplexHandler, RemovableChannelHandler {
             let pipeline = context.pipeline.syncOperations
             if let codec = try? pipeline.handler(type: HTTP1ToHTTPServerCodec.self) {
                 try? pipeline.addHandler(handler, position: .before(codec))
+                if let raw = try? pipeline.handler(type: RawRPCHandler.self) { raw.next = handler }
             }
             pipeline.removeHandler(context: context, promise: nil)
         }

@@ -1,4 +1,5 @@
 import Hummingbird
+import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
 import Peregrine
@@ -56,20 +57,25 @@ public final class RPCService: Service, Sendable {
         let dispatcher = self.dispatcher
         let limits = configuration.limits
         let allowOriginAll = configuration.allowOriginAll
+        let webSocketResponder = makeWebSocketRouter().buildResponder()
         let application = Application(
             router: makeRouter(),
-            server: .http1WebSocketUpgrade(
-                webSocketRouter: makeWebSocketRouter(),
-                configuration: .init(
-                    // Small reads answered on the event loop (ImmediateRPCHandler); the rest
-                    // goes to the router.
-                    http1: .init(additionalChannelHandlers: [
-                        ImmediateRPCHandler.Installer(
-                            ImmediateRPCHandler(
-                                dispatcher: dispatcher, maxRequestBytes: limits.maxRequestBytes,
-                                allowOriginAll: allowOriginAll))
-                    ]),
-                    ws: .init(maxFrameSize: limits.maxRequestBytes))),
+            // Small reads answered on the event loop (RawRPCHandler in front of SwiftNIO's
+            // HTTP/1 decoder, ImmediateRPCHandler after it); the rest goes to the router.
+            server: HTTPServerBuilder { responder in
+                RawRPCChildChannel(
+                    base: HTTP1WebSocketUpgradeChannel(
+                        responder: responder, webSocketResponder: webSocketResponder,
+                        configuration: .init(
+                            http1: .init(additionalChannelHandlers: [
+                                ImmediateRPCHandler.Installer(
+                                    ImmediateRPCHandler(
+                                        dispatcher: dispatcher, maxRequestBytes: limits.maxRequestBytes,
+                                        allowOriginAll: allowOriginAll))
+                            ]),
+                            ws: .init(maxFrameSize: limits.maxRequestBytes))),
+                    dispatcher: dispatcher, maxRequestBytes: limits.maxRequestBytes, allowOriginAll: allowOriginAll)
+            },
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port), serverName: nil),
             onServerRunning: { [self] channel in

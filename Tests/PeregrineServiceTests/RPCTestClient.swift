@@ -127,6 +127,20 @@ final class RPCTestClient: @unchecked Sendable {
         return try bodies.map { _ in try readResponse() }
     }
 
+    /// Sends `bytes` in pieces of the given sizes (the last piece takes the rest), a moment
+    /// apart, so that the server reads them in as many reads; then reads `responses` responses.
+    func sendInPieces(_ bytes: [UInt8], sizes: [Int], responses: Int) throws -> [Response] {
+        var offset = 0
+        for size in sizes where offset < bytes.count {
+            let end = min(bytes.count, offset + size)
+            send(Array(bytes[offset..<end]))
+            offset = end
+            usleep(500)
+        }
+        if offset < bytes.count { send(Array(bytes[offset...])) }
+        return try (0..<responses).map { _ in try readResponse() }
+    }
+
     /// Sends a request with no body.
     func request(_ method: String, path: String = "/jsonrpc", headers: [String: String] = [:]) throws -> Response {
         var request = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
