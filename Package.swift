@@ -310,6 +310,7 @@ let package = Package(
                 "PeregrineService", "Peregrine", "PeregrineCore", "PeregrineCurlTransport", "TestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
         tests("PeregrineSortingTests", dependencies: ["PeregrineSorting", "PeregrineCore", "TestSupport"]),

@@ -28,6 +28,7 @@ let harnesses: [(name: String, dependencies: [Target.Dependency])] = [
         ]
     ),
     ("FuzzImageDecoding", [.product(name: "PeregrineThumbnails", package: peregrine)]),
+    ("FuzzRawHTTPFraming", [.product(name: "PeregrineService", package: peregrine)]),
     (
         "FuzzRPCRequest",
         [

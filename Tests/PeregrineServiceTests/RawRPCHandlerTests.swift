@@ -1,6 +1,8 @@
 import Foundation
 import NIOCore
 import NIOEmbedded
+import NIOHTTP1
+import TestSupport
 import Testing
 
 @testable import PeregrineService
@@ -105,6 +107,74 @@ import Testing
         // Just within it, it is read.
         let fits = line + "Content-Length: 5\r\nX: " + String(repeating: "a", count: 8100) + "\r\n\r\n"
         #expect(framing(fits + "hello") == .request(headLength: fits.utf8.count, bodyLength: 5))
+    }
+}
+
+/// The handler's framing against SwiftNIO's own decoder: heads put together at random from
+/// usual, unusual and malformed lines (seeded, `PEREGRINE_FRAMING_SEED`); wherever the handler
+/// frames a request, SwiftNIO's decoder reads the same bytes as `POST /jsonrpc` HTTP/1.1 with a
+/// body of exactly that length, and the next request starts where the handler says.
+@Suite struct RawRPCHandlerAgreementTests {
+    @Test func whatTheHandlerFramesSwiftNIOFramesTheSame() throws {
+        let seed = SeededRandom.seeds(from: "PEREGRINE_FRAMING_SEED", defaults: [20261128])[0]
+        print("framing agreement: seed \(seed)")
+        var random = SeededRandom(seed: seed)
+        let lines = [
+            "Host: 127.0.0.1", "connection: keep-alive", "Connection: Keep-Alive ", "Accept: */*",
+            "User-Agent: python-requests/2.31", "X-Tab:\tvalue\t", "Empty:", "Content-Type: application/json",
+            "Content-Length: 2", "content-length: 02", "Content-Length: 3", "Transfer-Encoding: chunked",
+            "Expect: 100-continue", "Origin: http://elsewhere", "Bad Name: x", " folded", "NoColon",
+            "Connection: close", "Upgrade: websocket",
+        ]
+        let bodies = ["{}", "{} ", "[]x"]
+        var framed = 0
+        for round in 0..<2000 {
+            var head = Bool.random(using: &random) ? "POST /jsonrpc HTTP/1.1\r\n" : "POST /jsonrpc HTTP/1.0\r\n"
+            var fields = (0..<Int.random(in: 0...4, using: &random)).map { _ in lines.randomElement(using: &random)! }
+            fields.insert(
+                "Content-Length: \(Int.random(in: 2...3, using: &random))",
+                at: Int.random(in: 0...fields.count, using: &random))
+            for field in fields { head += field + "\r\n" }
+            let body = bodies.randomElement(using: &random)!
+            let text = head + "\r\n" + body + "GET / HTTP/1.1\r\n\r\n"
+            let bytes = Array(text.utf8)
+            let framing = bytes.withUnsafeBytes {
+                RawRPCHandler.framing(of: $0, maxBodyBytes: 1000, allowOriginAll: false)
+            }
+            guard case .request(let headLength, let bodyLength) = framing else { continue }
+            framed += 1
+            // SwiftNIO's decoder on the same bytes.
+            let channel = EmbeddedChannel(handler: ByteToMessageHandler(HTTPRequestDecoder()))
+            defer { _ = try? channel.finish() }
+            // (The bytes after a body shorter than its Content-Length are no request: SwiftNIO's
+            // error then comes after the first request's parts.)
+            let failure = Result { try channel.writeInbound(ByteBuffer(bytes: bytes)) }
+            var parts: [HTTPServerRequestPart] = []
+            while let part = try channel.readInbound(as: HTTPServerRequestPart.self) { parts.append(part) }
+            guard case .head(let request) = parts.first else {
+                Issue.record("round \(round): SwiftNIO read no head from \(text.debugDescription)")
+                continue
+            }
+            #expect(request.method == .POST && request.uri == "/jsonrpc" && request.version == .http1_1)
+            var received = 0
+            var index = 1
+            while index < parts.count, case .body(let chunk) = parts[index] {
+                received += chunk.readableBytes
+                index += 1
+            }
+            #expect(received == bodyLength, "round \(round): \(text.debugDescription)")
+            #expect(index < parts.count && { if case .end = parts[index] { true } else { false } }())
+            #expect(headLength == (head + "\r\n").utf8.count, "round \(round): \(text.debugDescription)")
+            // With a body as long as its Content-Length, both read the GET after it.
+            guard bodyLength == body.utf8.count else { continue }
+            if index + 1 < parts.count, case .head(let next) = parts[index + 1] {
+                #expect(next.method == .GET, "round \(round)")
+            } else {
+                Issue.record(
+                    "round \(round): SwiftNIO read no second request from \(text.debugDescription): \(failure)")
+            }
+        }
+        #expect(framed > 300, "seed \(seed): only \(framed) of 2000 heads framed")
     }
 }
 
