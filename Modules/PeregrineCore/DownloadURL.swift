@@ -12,8 +12,12 @@
 public struct DownloadURL: Sendable, Hashable, CustomStringConvertible {
     /// The URL exactly as the caller gave it.
     public let string: String
-    /// The parsed URL.
-    public let url: URL
+    /// The parsed URL, parsed again from ``string`` when asked: only resolving a redirect needs
+    /// it, and a parsed URL kept with every task cost the service's heap about 270 bytes a task.
+    public var url: URL {
+        // `init` parsed this very string.
+        URL(string: string)!
+    }
     /// `http` or `https`, lower-cased.
     public let scheme: String
     /// The host, lower-cased, without brackets for IPv6 literals.
@@ -21,7 +25,9 @@ public struct DownloadURL: Sendable, Hashable, CustomStringConvertible {
     /// The port, or the scheme's default port.
     public let port: Int
     /// The string with the scheme and host lower-cased and a default port dropped.
-    public let normalizedKey: String
+    public var normalizedKey: String { normalizedOverride ?? string }
+    /// ``normalizedKey`` when it is not ``string`` itself (most often it is: kept once).
+    private let normalizedOverride: String?
 
     /// Parses and checks a URL string.
     ///
@@ -60,15 +66,15 @@ public struct DownloadURL: Sendable, Hashable, CustomStringConvertible {
             throw URLValidationError(.invalidPort, string, detail: "port \(port)")
         }
         self.string = string
-        self.url = url
         self.scheme = scheme
         self.host = host.lowercased()
         self.port = components.port ?? defaultPort
 
         // The ranges are those of the string the URL holds, which differs from the one given
         // when parsing encoded it (a host with non-ASCII letters, say).
-        normalizedKey = Self.normalizedKey(
+        let normalizedKey = Self.normalizedKey(
             of: url.relativeString, components, scheme: scheme, defaultPort: defaultPort)
+        normalizedOverride = normalizedKey == string ? nil : normalizedKey
     }
 
     /// The components' host, decoded. Most hosts need no decoding (ASCII, no percent sign, no
