@@ -1,3 +1,5 @@
+import PeregrineCore
+
 /// Small text helpers shared by the parser, the error messages and the header builders.
 enum AuthenticationText {
     /// A server-supplied string made safe for a message: control characters escaped and the
@@ -31,19 +33,7 @@ enum AuthenticationText {
     }
 
     /// Whether `byte` is a `tchar` of RFC 9110 §5.6.2.
-    static func isTokenCharacter(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return true
-        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
-            UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
-            UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
-            return true
-        default:
-            return false
-        }
-    }
+    static func isTokenCharacter(_ byte: UInt8) -> Bool { HTTPToken.isTokenByte(byte) }
 
     /// Whether `text` is a non-empty token.
     static func isToken(_ text: String) -> Bool {

@@ -3,6 +3,7 @@ import HummingbirdWebSocket
 import Logging
 import NIOCore
 import NIOHTTP1
+import PeregrineCore
 
 /// Answers the small reads of `POST /jsonrpc` from the connection's bytes, in front of
 /// SwiftNIO's HTTP/1 decoder and encoder.
@@ -296,7 +297,7 @@ final class RawRPCHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
         init?(_ bytes: UnsafeRawBufferPointer, from start: Int, to end: Int) {
             var colon = start
-            while colon < end, Self.isTokenByte(bytes[colon]) { colon += 1 }
+            while colon < end, HTTPToken.isTokenByte(bytes[colon]) { colon += 1 }
             guard colon > start, colon < end, bytes[colon] == UInt8(ascii: ":") else { return nil }
             var valueStart = colon + 1
             var valueEnd = end
@@ -349,21 +350,6 @@ final class RawRPCHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 guard byte == expected[index] else { return false }
             }
             return true
-        }
-
-        /// RFC 9110's `tchar`.
-        private static func isTokenByte(_ byte: UInt8) -> Bool {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"):
-                return true
-            case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
-                UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
-                UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
-                return true
-            default:
-                return false
-            }
         }
     }
 }
