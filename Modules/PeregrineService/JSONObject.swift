@@ -2,10 +2,10 @@
 ///
 /// Answers are built member by member and written in that order, so building and writing one
 /// hashes no name and sorts nothing — a `tellWaiting(0, 100)` answer is a hundred status objects
-/// of a dozen members, and hashing and sorting their names was a third of its instructions. A
-/// name is found by a scan while the object is small, and through an index of its names once it
-/// has more than ``indexedCount`` members, so that an object of a hostile request with thousands
-/// of members costs no quadratic time to read.
+/// of a dozen members, and hashing and sorting their names was about a quarter of its
+/// instructions. A name is found by a scan while the object is small, and through an index of its
+/// names once it has more than ``indexedCount`` members, so that an object of a hostile request
+/// with thousands of members costs no quadratic time to read.
 ///
 /// Two objects are equal when they have the same members, in whatever order, as dictionaries
 /// are; so is their hash.
