@@ -1,6 +1,7 @@
 /// RFC 9110's tokens (§5.6.2): header field names, authentication schemes, parameter names.
 public enum HTTPToken {
-    /// Whether `byte` is a `tchar`: a letter, a digit or one of ``!#$%&'*+-.^_`|~``.
+    /// Whether `byte` is a `tchar`: a letter, a digit, a backtick or one of
+    /// `! # $ % & ' * + - . ^ _ | ~`.
     public static func isTokenByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
