@@ -206,9 +206,36 @@ private func hasTrailingComma(_ body: [UInt8]) -> Bool {
 /// `fuzz-newline-in-skipped-member`, `fuzz-leading-zero-in-skipped-member`: a number like
 /// `0111`, which RFC 8259 does not allow);
 /// the service's parser refuses all of them wherever they are.
+/// Whether a minus sign outside strings is not followed by a digit: JSONDecoder checks a number
+/// only when it decodes it, and it never decodes a repeated name's value, so it reads
+/// `{"id":2,"id":-}`, which RFC 8259 and the service's parser refuse (found by this harness;
+/// kept as `Corpus/FuzzRPCRequest/fuzz-repeated-name-lone-minus`).
+private func hasMinusWithoutDigit(_ body: [UInt8]) -> Bool {
+    var inString = false
+    var escaped = false
+    for (index, byte) in body.enumerated() {
+        if inString {
+            if escaped {
+                escaped = false
+            } else if byte == UInt8(ascii: "\\") {
+                escaped = true
+            } else if byte == UInt8(ascii: "\"") {
+                inString = false
+            }
+        } else if byte == UInt8(ascii: "\"") {
+            inString = true
+        } else if byte == UInt8(ascii: "-") {
+            let next = index + 1 < body.count ? body[index + 1] : 0
+            if !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(next) { return true }
+        }
+    }
+    return false
+}
+
 private func hasWhatJSONDecoderSkipsUnchecked(_ body: [UInt8]) -> Bool {
     if String(validating: body, as: UTF8.self) == nil { return true }
     if hasNumberWithLeadingZero(body) { return true }
+    if hasMinusWithoutDigit(body) { return true }
     if body.contains(where: { $0 < 0x20 && ![0x20, 0x0A, 0x0D, 0x09].contains($0) }) { return true }
     // A raw line feed, carriage return or tab inside a string (whitespace outside one).
     var inString = false
