@@ -1,56 +1,159 @@
+import NIOCore
+import NIOWebSocket
 import Synchronization
 
-/// Fans notifications out to the connected WebSocket clients, each through its own bounded
-/// buffer: a slow client loses its oldest notifications, never slows the others.
+/// Fans notifications out to the connected WebSocket clients, written on their connections'
+/// event loops: a notification costs at most one task per event loop, not one per client, and
+/// what is sent while a loop is busy is written together.
+///
+/// A client whose connection holds more unsent bytes than its backlog (its channel is not
+/// writable) loses the notifications sent meanwhile: a slow client never slows the others, and
+/// what it costs the service is bounded. Answers to its own calls are not dropped: they wait.
+///
+/// The frames are written past the WebSocket handler of swift-websocket, so the service's
+/// WebSocket configuration must not negotiate extensions (none is configured).
 final class NotificationHub: Sendable {
+    /// One WebSocket client.
+    final class Subscriber: Sendable {
+        let channel: any Channel
+        /// Finished when the hub closes: the client's handler ends then (and sends its close frame).
+        fileprivate let end: AsyncStream<Never>.Continuation
+        /// False once the client's handler ends: nothing is written after its close frame.
+        fileprivate let open = Atomic(true)
+
+        fileprivate init(channel: any Channel, end: AsyncStream<Never>.Continuation) {
+            self.channel = channel
+            self.end = end
+        }
+    }
+
+    /// The subscribers on one event loop, and the notifications not yet written to them: those
+    /// sent while the loop is busy are written together, each connection flushed once.
+    private final class Loop: Sendable {
+        private struct Queue {
+            var subscribers: [ObjectIdentifier: Subscriber] = [:]
+            var frames: [WebSocketFrame] = []
+            var scheduled = false
+        }
+
+        let loop: any EventLoop
+        private let queue = Mutex(Queue())
+
+        init(_ loop: any EventLoop) { self.loop = loop }
+
+        func add(_ subscriber: Subscriber) {
+            queue.withLock { $0.subscribers[ObjectIdentifier(subscriber)] = subscriber }
+        }
+
+        /// Removes a subscriber; false if it was not there.
+        func remove(_ subscriber: Subscriber) -> Bool {
+            queue.withLock { $0.subscribers.removeValue(forKey: ObjectIdentifier(subscriber)) != nil }
+        }
+
+        /// Removes every subscriber, and returns them.
+        func removeAll() -> [Subscriber] {
+            queue.withLock { queue in
+                defer { queue.subscribers = [:] }
+                return Array(queue.subscribers.values)
+            }
+        }
+
+        /// Queues a frame, and schedules the writing unless it is scheduled already.
+        func enqueue(_ frame: WebSocketFrame) {
+            let schedule = queue.withLock { queue in
+                guard !queue.subscribers.isEmpty else { return false }
+                queue.frames.append(frame)
+                defer { queue.scheduled = true }
+                return !queue.scheduled
+            }
+            if schedule { loop.execute { self.write() } }
+        }
+
+        /// On the loop: writes the queued frames to every subscriber with room for them.
+        private func write() {
+            let (frames, subscribers) = queue.withLock { queue in
+                defer {
+                    queue.frames = []
+                    queue.scheduled = false
+                }
+                return (queue.frames, queue.subscribers)
+            }
+            for subscriber in subscribers.values where subscriber.open.load(ordering: .acquiring) {
+                let channel = subscriber.channel
+                var written = false
+                for frame in frames where channel.isWritable {
+                    channel.write(frame, promise: nil)
+                    written = true
+                }
+                if written { channel.flush() }
+            }
+        }
+    }
+
     private struct State {
-        var next = 0
-        var subscribers: [Int: AsyncStream<String>.Continuation] = [:]
+        var loops: [ObjectIdentifier: Loop] = [:]
+        var count = 0
         var closed = false
     }
 
     private let state = Mutex(State())
-    private let buffer: Int
 
-    init(buffer: Int) { self.buffer = buffer }
+    init() {}
 
-    /// A new subscriber's stream and its id; nil once closed or when `limit` clients are in.
-    func subscribe(limit: Int) -> (id: Int, stream: AsyncStream<String>)? {
-        let (stream, continuation) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingNewest(buffer))
-        let id: Int? = state.withLock { state in
-            guard !state.closed, state.subscribers.count < limit else { return nil }
-            state.next += 1
-            state.subscribers[state.next] = continuation
-            return state.next
+    /// A new subscriber for a WebSocket `channel`, and a stream that ends when the hub closes;
+    /// nil once closed or when `limit` clients are in.
+    func subscribe(_ channel: any Channel, limit: Int) -> (subscriber: Subscriber, closing: AsyncStream<Never>)? {
+        let (closing, end) = AsyncStream<Never>.makeStream()
+        let subscriber = Subscriber(channel: channel, end: end)
+        let eventLoop = channel.eventLoop
+        let loop = state.withLock { state -> Loop? in
+            guard !state.closed, state.count < limit else { return nil }
+            state.count += 1
+            if let loop = state.loops[ObjectIdentifier(eventLoop)] { return loop }
+            let loop = Loop(eventLoop)
+            state.loops[ObjectIdentifier(eventLoop)] = loop
+            return loop
         }
-        guard let id else {
-            continuation.finish()
+        guard let loop else {
+            end.finish()
             return nil
         }
-        return (id, stream)
+        loop.add(subscriber)
+        return (subscriber, closing)
     }
 
-    /// Removes a subscriber.
-    func unsubscribe(_ id: Int) {
-        state.withLock { $0.subscribers.removeValue(forKey: id) }?.finish()
+    /// Removes a subscriber; nothing is written to it from now on.
+    func unsubscribe(_ subscriber: Subscriber) {
+        subscriber.open.store(false, ordering: .releasing)
+        let eventLoop = ObjectIdentifier(subscriber.channel.eventLoop)
+        state.withLock { state in
+            if state.loops[eventLoop]?.remove(subscriber) == true { state.count -= 1 }
+        }
+        subscriber.end.finish()
     }
 
-    /// Sends a text to every subscriber.
+    /// Sends a text message to every subscriber whose connection has room for it.
     func broadcast(_ text: String) {
-        let continuations = state.withLock { Array($0.subscribers.values) }
-        for continuation in continuations { continuation.yield(text) }
+        let loops = state.withLock { Array($0.loops.values) }
+        guard !loops.isEmpty else { return }
+        // One payload shared by every connection; the frame encoder writes each header apart.
+        let frame = WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(string: text))
+        for loop in loops { loop.enqueue(frame) }
     }
 
-    /// Ends every subscriber's stream, and refuses new ones; true the first time only.
+    /// Ends every subscriber's closing stream, and refuses new subscribers; true the first time only.
     @discardableResult
     func close() -> Bool {
-        let (first, continuations) = state.withLock { state in
+        let (first, subscribers) = state.withLock { state in
             let first = !state.closed
             state.closed = true
-            defer { state.subscribers = [:] }
-            return (first, Array(state.subscribers.values))
+            state.count = 0
+            return (first, state.loops.values.flatMap { $0.removeAll() })
         }
-        for continuation in continuations { continuation.finish() }
+        for subscriber in subscribers {
+            subscriber.open.store(false, ordering: .releasing)
+            subscriber.end.finish()
+        }
         return first
     }
 }

@@ -9,18 +9,21 @@ public struct RPCLimits: Sendable, Hashable {
     public var maxURIsPerDownload: Int
     /// The most WebSocket clients at once; more are refused at the upgrade.
     public var maxWebSocketClients: Int
-    /// The most notifications buffered for a slow WebSocket client; older ones are dropped.
-    public var notificationBuffer: Int
+    /// The backlog of one WebSocket client, in bytes: its socket's send buffer, and how much
+    /// the service queues for it past that before the notifications sent meanwhile are dropped
+    /// for it (answers to its calls wait instead). A slow client loses notifications, never
+    /// slows the others.
+    public var notificationBacklogBytes: Int
 
     /// Creates limits.
     public init(
         maxRequestBytes: Int = 2 << 20, maxBatchCount: Int = 1000, maxURIsPerDownload: Int = 16,
-        maxWebSocketClients: Int = 1024, notificationBuffer: Int = 4096
+        maxWebSocketClients: Int = 1024, notificationBacklogBytes: Int = 256 << 10
     ) {
         self.maxRequestBytes = maxRequestBytes
         self.maxBatchCount = maxBatchCount
         self.maxURIsPerDownload = maxURIsPerDownload
         self.maxWebSocketClients = maxWebSocketClients
-        self.notificationBuffer = notificationBuffer
+        self.notificationBacklogBytes = notificationBacklogBytes
     }
 }

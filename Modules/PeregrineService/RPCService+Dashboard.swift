@@ -6,7 +6,7 @@ extension RPCService {
     /// The dashboard's routes: `GET /` answers `index.html`, `GET /dashboard/NAME` the other
     /// files of ``DashboardAssets``. They carry no data, so they need no secret; the page asks
     /// for the secret and sends it with every RPC call, never in a URL.
-    func addDashboardRoutes(to router: Router<BasicWebSocketRequestContext>, logger: Logger) {
+    func addDashboardRoutes(to router: Router<BasicRequestContext>, logger: Logger) {
         let assets = DashboardAssets.shipped
         if assets.files["index.html"] == nil {
             logger.warning(

@@ -2,6 +2,7 @@ import Hummingbird
 import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
+import NIOCore
 import Peregrine
 import PeregrineCore
 import ServiceLifecycle
@@ -34,7 +35,7 @@ public final class RPCService: Service, Sendable {
     public init(manager: DownloadManager, configuration: RPCServiceConfiguration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
-        self.hub = NotificationHub(buffer: configuration.limits.notificationBuffer)
+        self.hub = NotificationHub()
         self.dispatcher = RPCDispatcher(manager: manager, configuration: configuration, logger: logger, hub: hub)
         dispatcher.shutdownRequest.withLock { $0 = { [weak self] in self?.requestShutdown() } }
     }
@@ -57,7 +58,7 @@ public final class RPCService: Service, Sendable {
         let dispatcher = self.dispatcher
         let limits = configuration.limits
         let allowOriginAll = configuration.allowOriginAll
-        let webSocketResponder = makeWebSocketRouter().buildResponder()
+        let shouldUpgrade = webSocketUpgrade()
         let application = Application(
             router: makeRouter(),
             // Small reads answered on the event loop (RawRPCHandler in front of SwiftNIO's
@@ -65,7 +66,7 @@ public final class RPCService: Service, Sendable {
             server: HTTPServerBuilder { responder in
                 RawRPCChildChannel(
                     base: HTTP1WebSocketUpgradeChannel(
-                        responder: responder, webSocketResponder: webSocketResponder,
+                        responder: responder,
                         configuration: .init(
                             http1: .init(additionalChannelHandlers: [
                                 ImmediateRPCHandler.Installer(
@@ -73,7 +74,8 @@ public final class RPCService: Service, Sendable {
                                         dispatcher: dispatcher, maxRequestBytes: limits.maxRequestBytes,
                                         allowOriginAll: allowOriginAll))
                             ]),
-                            ws: .init(maxFrameSize: limits.maxRequestBytes))),
+                            ws: .init(maxFrameSize: limits.maxRequestBytes)),
+                        shouldUpgrade: shouldUpgrade),
                     dispatcher: dispatcher, maxRequestBytes: limits.maxRequestBytes, allowOriginAll: allowOriginAll)
             },
             configuration: ApplicationConfiguration(
@@ -150,12 +152,12 @@ public final class RPCService: Service, Sendable {
 
     /// The router of plain HTTP requests: `POST /jsonrpc`, its CORS preflight, thumbnails, the
     /// dashboard's files.
-    private func makeRouter() -> Router<BasicWebSocketRequestContext> {
-        let router = Router(context: BasicWebSocketRequestContext.self)
+    private func makeRouter() -> Router<BasicRequestContext> {
+        let router = Router(context: BasicRequestContext.self)
         let dispatcher = self.dispatcher
         let configuration = self.configuration
         router.post("/jsonrpc") { request, _ -> Response in
-            if let refusal = Self.refuseForeignOrigin(request, configuration) { return refusal }
+            if let refusal = Self.refuseForeignOrigin(request.head, configuration) { return refusal }
             let body: ByteBuffer
             do {
                 body = try await request.body.collect(upTo: configuration.limits.maxRequestBytes)
@@ -181,7 +183,7 @@ public final class RPCService: Service, Sendable {
         // GET /thumbnail/GID?height=N[&token=SECRET]: the download's thumbnail (PNG, or the
         // cache's format), or its file type's icon.
         router.get("/thumbnail/:gid") { request, context -> Response in
-            if let refusal = Self.refuseForeignOrigin(request, configuration) { return refusal }
+            if let refusal = Self.refuseForeignOrigin(request.head, configuration) { return refusal }
             if let secret = configuration.secret {
                 // The dashboard sends the token in a header: a URL would show it in logs.
                 guard let token = request.uri.queryParameters.get("token") ?? Self.bearerToken(request),
@@ -205,42 +207,58 @@ public final class RPCService: Service, Sendable {
         return router
     }
 
-    /// The router of WebSocket upgrades: `/jsonrpc` only.
-    private func makeWebSocketRouter() -> Router<BasicWebSocketRequestContext> {
-        let router = Router(context: BasicWebSocketRequestContext.self)
+    /// Upgrades `/jsonrpc` to WebSocket (on the connection's event loop): the client's calls are
+    /// answered in order, and the hub writes it the notifications.
+    private func webSocketUpgrade()
+        -> @Sendable (HTTPRequest, any Channel, Logger) throws -> ShouldUpgradeResult<
+            WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>
+        >
+    {
         let dispatcher = self.dispatcher
         let configuration = self.configuration
+        let limits = configuration.limits
         let hub = self.hub
-        router.ws("/jsonrpc") { request, _ in
-            guard Self.refuseForeignOrigin(request, configuration) == nil else { return .dontUpgrade }
-            return .upgrade([:])
-        } onUpgrade: { inbound, outbound, _ in
-            guard let (id, notifications) = hub.subscribe(limit: configuration.limits.maxWebSocketClients) else {
-                try await outbound.close(.goingAway, reason: "too many clients")
-                return
+        return { request, channel, _ in
+            let path = request.path?.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first
+            guard path == "/jsonrpc", Self.refuseForeignOrigin(request, configuration) == nil else {
+                return .dontUpgrade
             }
-            defer { hub.unsubscribe(id) }
-            let writer = WebSocketWriter(outbound)
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    for try await message in inbound.messages(maxSize: configuration.limits.maxRequestBytes) {
-                        let bytes: [UInt8]
-                        switch message {
-                        case .text(let text): bytes = Array(text.utf8)
-                        case .binary(let buffer): bytes = Array(buffer.readableBytesView)
+            // The backlog past which notifications are dropped for this client (see
+            // NotificationHub), in the service and in the kernel: a socket's send buffer would
+            // otherwise grow to tcp_wmem's maximum (4 MiB) for a client that reads nothing.
+            let backlog = max(1, limits.notificationBacklogBytes)
+            if let options = channel.syncOptions {
+                try options.setOption(
+                    ChannelOptions.writeBufferWaterMark, value: .init(low: backlog / 2, high: backlog))
+                try options.setOption(
+                    ChannelOptions.socketOption(.so_sndbuf), value: SocketOptionValue(min(backlog, 1 << 30)))
+            }
+            return .upgrade([:]) { inbound, outbound, _ in
+                guard let (subscriber, closing) = hub.subscribe(channel, limit: limits.maxWebSocketClients) else {
+                    try await outbound.close(.goingAway, reason: "too many clients")
+                    return
+                }
+                defer { hub.unsubscribe(subscriber) }
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        for try await message in inbound.messages(maxSize: limits.maxRequestBytes) {
+                            let bytes: [UInt8]
+                            switch message {
+                            case .text(let text): bytes = Array(text.utf8)
+                            case .binary(let buffer): bytes = Array(buffer.readableBytesView)
+                            }
+                            try await outbound.writeTextMessage(await dispatcher.respond(to: bytes))
                         }
-                        try await writer.send(await dispatcher.respond(to: bytes))
                     }
+                    group.addTask {
+                        for await _ in closing {}
+                    }
+                    // Either the client left or the service closes: end both.
+                    try await group.next()
+                    group.cancelAll()
                 }
-                group.addTask {
-                    for await text in notifications { try await writer.send(text) }
-                }
-                // Either the client left or the service closes: end both.
-                try await group.next()
-                group.cancelAll()
             }
         }
-        return router
     }
 
     /// A JSON-RPC answer, with CORS headers when every origin is allowed.
@@ -254,19 +272,14 @@ public final class RPCService: Service, Sendable {
     }
 
     /// 403 for a request a browser sent from another origin, unless every origin is allowed.
-    private static func refuseForeignOrigin(_ request: Request, _ configuration: RPCServiceConfiguration) -> Response? {
-        guard !configuration.allowOriginAll, let origin = request.headers[.origin] else { return nil }
-        let host = request.head.authority ?? ""
+    private static func refuseForeignOrigin(_ request: HTTPRequest, _ configuration: RPCServiceConfiguration)
+        -> Response?
+    {
+        guard !configuration.allowOriginAll, let origin = request.headerFields[.origin] else { return nil }
+        let host = request.authority ?? ""
         let originHost = origin.split(separator: "/", omittingEmptySubsequences: true).dropFirst().first.map(
             String.init)
         if originHost == host { return nil }
         return Response(status: .forbidden)
     }
-}
-
-/// Serialises writes to one WebSocket: answers and notifications come from two tasks.
-private actor WebSocketWriter {
-    private let outbound: WebSocketOutboundWriter
-    init(_ outbound: WebSocketOutboundWriter) { self.outbound = outbound }
-    func send(_ text: String) async throws { try await outbound.writeTextMessage(text) }
 }

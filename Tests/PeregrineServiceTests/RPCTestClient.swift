@@ -22,11 +22,15 @@ final class RPCTestClient: @unchecked Sendable {
     private let fd: Int32
     private var buffer: [UInt8] = []
 
-    init(port: Int) throws {
+    /// Connects; `receiveBuffer` sets the socket's receive buffer (so its TCP window) small.
+    init(port: Int, receiveBuffer: Int32? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw ClientError("socket failed") }
         var timeout = timeval(tv_sec: 20, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        if var size = receiveBuffer {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)

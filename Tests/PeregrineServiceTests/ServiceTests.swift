@@ -653,6 +653,78 @@ import Testing
         }
     }
 
+    @Test func aWebSocketClientThatReadsNothingLosesNotificationsAndSlowsNoOther() async throws {
+        try await ServiceRig.with(limits: RPCLimits(notificationBacklogBytes: 1024)) { rig in
+            // One slow download holds the only slot; the others wait, so pausing one is a
+            // notification and unpausing it makes it wait again, with no transfer.
+            try rig.serve("/slow/hold.bin", count: 8 << 20, seed: 15)
+            #expect(
+                try await rig.result("aria2.changeGlobalOption", #"{"max-concurrent-downloads":"1"}"#) as? String
+                    == "OK")
+            _ = try await rig.result("aria2.addUri", "[\"\(rig.server.httpURL("/slow/hold.bin"))\"]")
+            let port = rig.port
+            let secret = rig.secret!
+            func multicall(_ method: String, _ params: [String]) async throws -> [Any] {
+                let calls = params.map { #"{"methodName":"\#(method)","params":["token:\#(secret)",\#($0)]}"# }
+                let body =
+                    #"{"jsonrpc":"2.0","id":1,"method":"system.multicall","params":[["#
+                    + calls.joined(separator: ",") + "]]}"
+                let answer = try await rig.post(body).body
+                let object = try JSONSerialization.jsonObject(with: Data(answer.utf8)) as? [String: Any]
+                return try #require(object?["result"] as? [Any], "\(answer)")
+            }
+            let added = try await multicall(
+                "aria2.addUri", (0..<200).map { "[\"\(rig.server.httpURL("/w/\($0).bin"))\"]" })
+            let gids = added.compactMap { ($0 as? [String])?.first }
+            try #require(gids.count == 200, "\(added)")
+
+            // A client that reads nothing through a small window, and one that reads everything.
+            let (slow, fast) = try await onOwnThread { () -> (RPCTestClient, RPCTestClient) in
+                let slow = try RPCTestClient(port: port, receiveBuffer: 4096)
+                let fast = try RPCTestClient(port: port)
+                for client in [slow, fast] {
+                    guard client.upgradeToWebSocket() == 101 else { throw RPCTestClient.ClientError("no upgrade") }
+                    // Answered once the client is subscribed to the notifications.
+                    client.sendText(
+                        #"{"jsonrpc":"2.0","id":0,"method":"aria2.getVersion","params":["token:\#(secret)"]}"#)
+                    guard client.receiveText()?.contains("version") == true else {
+                        throw RPCTestClient.ClientError("no answer")
+                    }
+                }
+                return (slow, fast)
+            }
+            let rounds = 5
+            let expected = rounds * gids.count
+            async let fastCount = onOwnThread { () -> Int in
+                var count = 0
+                while count < expected, let text = fast.receiveText() {
+                    if text.contains("aria2.onDownloadPause") { count += 1 }
+                }
+                return count
+            }
+            for _ in 0..<rounds {
+                _ = try await multicall("aria2.pause", gids.map { "\"\($0)\"" })
+                _ = try await multicall("aria2.unpause", gids.map { "\"\($0)\"" })
+            }
+            #expect(try await fastCount == expected, "the client that reads lost notifications")
+
+            // The slow client is answered, after what its connection held: fewer notifications.
+            let slowCount = try await onOwnThread { () -> Int? in
+                slow.sendText(
+                    #"{"jsonrpc":"2.0","id":"late","method":"aria2.getVersion","params":["token:\#(secret)"]}"#)
+                var count = 0
+                while let text = slow.receiveText() {
+                    if text.contains(#""id":"late""#) { return count }
+                    if text.contains("aria2.onDownloadPause") { count += 1 }
+                }
+                return nil
+            }
+            let received = try #require(slowCount, "the slow client's call was not answered")
+            #expect(received < expected, "nothing was dropped for the client that read nothing")
+            print("the client that read nothing got \(received) of \(expected) notifications")
+        }
+    }
+
     @Test func peregrineMethodsListTrashRestoreAndRename() async throws {
         try await ServiceRig.with { rig in
             var gids: [String] = []
