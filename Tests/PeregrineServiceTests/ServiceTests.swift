@@ -1,6 +1,7 @@
 import Foundation
 import Peregrine
 import PeregrineService
+import Synchronization
 import TestSupport
 import Testing
 
@@ -695,18 +696,25 @@ import Testing
             }
             let rounds = 5
             let expected = rounds * gids.count
-            async let fastCount = onOwnThread { () -> Int in
-                var count = 0
-                while count < expected, let text = fast.receiveText() {
-                    if text.contains("aria2.onDownloadPause") { count += 1 }
+            let fastCount = SharedCount()
+            let reader = Task {
+                try await onOwnThread {
+                    while fastCount.value < expected, let text = fast.receiveText() {
+                        if text.contains("aria2.onDownloadPause") { fastCount.add() }
+                    }
                 }
-                return count
             }
-            for _ in 0..<rounds {
+            for round in 1...rounds {
                 _ = try await multicall("aria2.pause", gids.map { "\"\($0)\"" })
                 _ = try await multicall("aria2.unpause", gids.map { "\"\($0)\"" })
+                // A round (19 KB) at a time fits the reading client's window however late its
+                // thread runs on a loaded machine; the other client's window is 4 KiB.
+                for _ in 0..<2000 where fastCount.value < round * gids.count {
+                    try await Task.sleep(for: .milliseconds(10))
+                }
             }
-            #expect(try await fastCount == expected, "the client that reads lost notifications")
+            try await reader.value
+            #expect(fastCount.value == expected, "the client that reads lost notifications")
 
             // The slow client is answered, after what its connection held: fewer notifications.
             let slowCount = try await onOwnThread { () -> Int? in
@@ -851,4 +859,11 @@ import Testing
             (try await second.result("aria2.getOption", "\"\(paused)\"") as? [String: Any])?["split"] as? String == "3")
         try await second.shutDown()
     }
+}
+
+/// A count that threads share.
+private final class SharedCount: Sendable {
+    private let count = Atomic(0)
+    var value: Int { count.load(ordering: .acquiring) }
+    func add() { count.add(1, ordering: .releasing) }
 }
