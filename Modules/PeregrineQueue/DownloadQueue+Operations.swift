@@ -397,7 +397,7 @@ extension DownloadQueue {
         // position a client set with the engine, as aria2.changePosition does).
         removeFromLists(removed, of: lists, toTrash: trash, keepFinishedFile: keepFinishedFile)
         if trash {
-            if !removed.isEmpty { core.broadcaster.yield([.trashed(removed)]) }
+            if !removed.isEmpty { core.announce([.trashed(removed)]) }
         } else {
             filesDidGo(ofTasks: removed, tasksRemoved: true)
         }

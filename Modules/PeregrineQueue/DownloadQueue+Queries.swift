@@ -137,7 +137,7 @@ extension DownloadQueue {
         core.gate.enter()
         defer { core.gate.leave() }
         try updateExtras(of: urlString) { $0.metaInfo.merge(info) { _, new in new } }
-        core.broadcaster.yield([.metaInfoChanged(urlString)])
+        core.announce([.metaInfoChanged(urlString)])
     }
 
     /// A task's meta info value for `key` as a Swift value (`String`, `Int64`, `Double`, `Bool`,
@@ -196,7 +196,7 @@ extension DownloadQueue {
         try requireListed([urlString])
         try updateExtras(of: urlString) { $0.displayName = newDisplayName }
         if let key = core.state.withLock({ $0.listKey(of: urlString) }) { pushOrder(key) }
-        core.broadcaster.yield([.displayNameChanged(urlString)])
+        core.announce([.displayNameChanged(urlString)])
     }
 
     /// Changes a task's extras under the lock; then the engine reports the task's record again,

@@ -48,7 +48,7 @@ extension DownloadQueue {
         }
         if keepsChanged { core.recordConfiguration() }
         pushOrder(list)
-        core.broadcaster.yield([.restoredFromTrash(urlStrings)])
+        core.announce([.restoredFromTrash(urlStrings)])
         return rows.sorted().map { ListIndexPath(section: 0, item: $0) }
     }
 
@@ -122,7 +122,7 @@ extension DownloadQueue {
             return (try list.removeFromTrash(urls.filter { list.isInTrash($0) }), ())
         }
         filesDidGo(ofTasks: urls, tasksRemoved: true)
-        core.broadcaster.yield([.cleanedUp(urls)])
+        core.announce([.cleanedUp(urls)])
         let located = urls.map { ($0, ListIndexPath(section: 0, item: rows[$0]!)) }
         callDeleteHandler(located)
         return Dictionary(uniqueKeysWithValues: located)

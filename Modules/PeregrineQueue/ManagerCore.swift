@@ -78,6 +78,8 @@ package final class ManagerCore: QueueRecordingDelegate {
     /// The queue's drain, which every store write goes through, in order with the engine's.
     package let drain: OrderedDrain
     let broadcaster = EventBroadcaster<DownloadManagerEvent>()
+    /// The event holds of the group commits running now (see ``announce(_:)``).
+    private let holds = Mutex<[ObjectIdentifier: EventBroadcaster<DownloadManagerEvent>.Hold]>([:])
     let classifier: FileTypeClassifier
     let logger: Logger
     let listClock: @Sendable () -> Date
@@ -150,9 +152,35 @@ package final class ManagerCore: QueueRecordingDelegate {
             for key in touchedLists.sorted() {
                 if let list = state.lists[key] { storeChanges.append(.putList(storedList(key, list, state))) }
             }
-            broadcaster.yield(events)
+            announce(events)
             return storeChanges
         }
+    }
+
+    /// Hands events to the subscribers. Inside a group commit (``SyncBatch``) they are held
+    /// until its body returns, or until an event comes from outside it: the subscribers' tasks
+    /// then wake once for the batch's events, not once an event (a `system.multicall` of 500
+    /// `aria2.addUri` made about nine thread switches an addition). Nothing made in a batch is
+    /// reported as done before it ends, so its events may wait as long.
+    func announce(_ events: [DownloadManagerEvent]) {
+        guard let batch = SyncBatch.current else {
+            broadcaster.yield(events)
+            return
+        }
+        let key = ObjectIdentifier(batch)
+        let hold = holds.withLock { holds -> EventBroadcaster<DownloadManagerEvent>.Hold? in
+            if let hold = holds[key] { return hold }
+            let hold = EventBroadcaster<DownloadManagerEvent>.Hold()
+            let released = batch.atEnd { [weak self] in
+                self?.holds.withLock { _ = $0.removeValue(forKey: key) }
+                self?.broadcaster.release(hold)
+            }
+            // Past the batch's end (the work of a task that outlived its body): at once.
+            guard released else { return nil }
+            holds[key] = hold
+            return hold
+        }
+        broadcaster.yield(events, holding: hold)
     }
 
     /// Hands engine events to the subscribers (under the lock, so that events keep their order
@@ -165,7 +193,7 @@ package final class ManagerCore: QueueRecordingDelegate {
                 if case .restored(let url, let previous) = event {
                     published.append(.restoredAfterForcedQuit(url, previousState: previous))
                 }
-                broadcaster.yield(published)
+                announce(published)
                 let handles = state.handles[event.urlString] ?? []
                 if case .deleted = event { state.handles[event.urlString] = nil }
                 return handles.map { ($0, event) }
@@ -362,7 +390,7 @@ package final class ManagerCore: QueueRecordingDelegate {
                 let (change, result) = try body(&list, &state)
                 if !change.isEmpty {
                     state.listGeneration += 1
-                    broadcaster.yield([.listChanged(key, change)])
+                    announce([.listChanged(key, change)])
                 }
                 return (result, change.isEmpty ? nil : state.trashKeepsFinishedFile != keeps)
             }

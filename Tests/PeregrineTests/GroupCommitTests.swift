@@ -102,4 +102,34 @@ import Testing
         #expect(listed.count == urls.count - 1)
         #expect(Set(listed) == Set(urls).subtracting([urls[3]]))
     }
+
+    @Test func eventsMadeInsideAGroupCommitReachSubscribersOnceItsBodyEnds() async throws {
+        let h = try ManagerHarness { $0.downloadNewFileImmediately = false }
+        let events = h.manager.events()
+        let added = Mutex<[String]>([])
+        let consumer = Task {
+            for await event in events {
+                if case .task(.added(let url)) = event { added.withLock { $0.append(url) } }
+            }
+        }
+        defer { consumer.cancel() }
+        let urls = (0..<10).map { h.url("/held\($0).bin") }
+        let seenInside = await h.manager.withGroupCommit { () -> Int in
+            for url in urls { _ = try? h.manager.download([url]) }
+            // Delivered events would reach the consumer well within this.
+            try? await Task.sleep(for: .milliseconds(200))
+            return added.withLock { $0.count }
+        }
+        #expect(seenInside == 0, "events reached a subscriber before the group commit's body ended")
+        for _ in 0..<500 where added.withLock({ $0.count }) < urls.count {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(added.withLock { $0 } == urls, "every addition, in order, once the group commit ended")
+
+        // Outside a group commit an event is not held.
+        let alone = h.url("/alone.bin")
+        try h.manager.download([alone])
+        for _ in 0..<500 where added.withLock({ $0.last }) != alone { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(added.withLock { $0.last } == alone)
+    }
 }
