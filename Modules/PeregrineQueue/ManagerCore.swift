@@ -160,7 +160,7 @@ package final class ManagerCore: QueueRecordingDelegate {
     /// Hands events to the subscribers. Inside a group commit (``SyncBatch``) they are held
     /// until its body returns, or until an event comes from outside it: the subscribers' tasks
     /// then wake once for the batch's events, not once an event (a `system.multicall` of 500
-    /// `aria2.addUri` made about nine thread switches an addition). Nothing made in a batch is
+    /// `aria2.addUri` put a thread to sleep about five times an addition). Nothing made in a batch is
     /// reported as done before it ends, so its events may wait as long.
     func announce(_ events: [DownloadManagerEvent]) {
         guard let batch = SyncBatch.current else {
