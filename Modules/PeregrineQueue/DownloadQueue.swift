@@ -294,6 +294,9 @@ open class DownloadQueue: @unchecked Sendable {
     /// then the changes show in the manager as usual, and a crash may lose them. Endings
     /// (finished, failed) are still announced only once synced. Only the calling task's
     /// operations take part (it is a task-local value); other threads sync as always.
+    ///
+    /// The events of the operations inside reach ``events()`` once `body` returns (or sooner,
+    /// before an event made outside it), all together: `body` must not wait for them.
     public func withGroupCommit<Result: Sendable>(_ body: () async -> Result) async -> Result {
         await SyncBatch.run(body)
     }
