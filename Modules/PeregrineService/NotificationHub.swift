@@ -106,19 +106,19 @@ final class NotificationHub: Sendable {
         let (closing, end) = AsyncStream<Never>.makeStream()
         let subscriber = Subscriber(channel: channel, end: end)
         let eventLoop = channel.eventLoop
-        let loop = state.withLock { state -> Loop? in
-            guard !state.closed, state.count < limit else { return nil }
+        // Added under the hub's lock: a close that comes meanwhile finds it and ends it.
+        let added = state.withLock { state -> Bool in
+            guard !state.closed, state.count < limit else { return false }
             state.count += 1
-            if let loop = state.loops[ObjectIdentifier(eventLoop)] { return loop }
-            let loop = Loop(eventLoop)
+            let loop = state.loops[ObjectIdentifier(eventLoop)] ?? Loop(eventLoop)
             state.loops[ObjectIdentifier(eventLoop)] = loop
-            return loop
+            loop.add(subscriber)
+            return true
         }
-        guard let loop else {
+        guard added else {
             end.finish()
             return nil
         }
-        loop.add(subscriber)
         return (subscriber, closing)
     }
 
