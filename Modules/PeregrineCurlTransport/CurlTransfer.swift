@@ -183,11 +183,10 @@ final class CurlTransfer: @unchecked Sendable {
             return false
         }
         if let range = request.range {
-            guard status == 206, let contentRange = response.contentRange, contentRange.first == range.start else {
-                let answer = status == 206 ? "a range that starts elsewhere" : "status \(status)"
+            if let refusal = request.rangeRefusal(of: response) {
                 failure = TransportError(
                     .rangeNotHonoured,
-                    "asked for \(range) and the server answered with \(answer); nothing was appended",
+                    "asked for \(range) and the server answered with \(refusal); nothing was appended",
                     httpStatus: status,
                     url: hop.string
                 )

@@ -49,6 +49,8 @@ extension DownloadEngine {
         if let record = attempt.resumeRecord, record.offset > 0 || !keptRanges.isEmpty {
             request.range = ByteRange(start: record.offset)
             request.ifRange = record.validator
+            // A 206 of a file that changed its length since is refused by the transport as well.
+            request.rangeCompleteLength = record.expectedLength
         }
         configuration.requestAdapter?.adapt(&request, for: attempt.context)
         request.bandwidthLimiters += attempt.limiters
@@ -106,6 +108,9 @@ extension DownloadEngine {
     private func handleHead(_ head: ResponseHead, of attempt: TransferAttempt) {
         attempt.head = head
         guard head.isSuccess else { return }
+        // An answer the transport refuses for the range (another version above all): nothing of
+        // it may reach the resume record, which must keep naming the partial file's version.
+        if let request = attempt.request, request.rangeRefusal(of: head) != nil { return }
         let validator = head.resumeValidator
         attempt.isResumable =
             validator != nil

@@ -287,10 +287,14 @@ final class SegmentedTransfer: @unchecked Sendable {
     }
 
     private func primaryHead(_ head: ResponseHead) {
-        enum Decision { case single, split, changed }
+        enum Decision { case single, split, changed, refused(String) }
         let decision: Decision = state.withLock { state in
             state.primaryHead = head
             state.splitDecided = true
+            if head.isSuccess, let refusal = request.rangeRefusal(of: head) {
+                // The transport ends the primary for it too; no piece may start meanwhile.
+                return .refused(refusal)
+            }
             let validator = head.resumeValidator
             let rangesHonoured =
                 head.status == 206
@@ -337,6 +341,11 @@ final class SegmentedTransfer: @unchecked Sendable {
             fail(
                 TransportError(
                     .rangeNotHonoured, "the file changed since its segments were downloaded (validator differs)",
+                    httpStatus: head.status, url: request.url.string))
+        case .refused(let refusal):
+            fail(
+                TransportError(
+                    .rangeNotHonoured, "the server answered the resumed request with \(refusal)",
                     httpStatus: head.status, url: request.url.string))
         }
     }
@@ -555,6 +564,7 @@ final class SegmentedTransfer: @unchecked Sendable {
             // A mirror's first request has no validator of its own to send yet: its head is
             // checked instead (see checkPieceHead).
             pieceRequest.ifRange = source == 0 ? state.validator : state.sources[source].validator
+            pieceRequest.rangeCompleteLength = state.completeLength
             return (piece, pieceRequest)
         }
     }

@@ -11,6 +11,9 @@ public enum MockFault: Sendable, Hashable {
     /// Answer a satisfiable `Range` with 200 and the whole body, though `Accept-Ranges: bytes`
     /// is advertised.
     case ignoreRange
+    /// Answer a satisfiable `Range` with 206 even when its `If-Range` does not match the current
+    /// validator: a server that would splice a changed file onto an old partial one.
+    case ignoreIfRange
     /// Send this many bytes beyond the announced `Content-Length`, then close the connection.
     case extraBytes(count: Int)
     /// Announce a 206's `Content-Range` moved by this many bytes (the body sent is still the

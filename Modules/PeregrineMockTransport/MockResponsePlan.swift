@@ -108,7 +108,8 @@ public struct MockResponsePlan: Sendable, Hashable {
     /// 200 route that honours ranges and a request with a `Range`: an `If-Range` that does not
     /// match the current validator strongly (tag for tag, or date for date) gets the whole body
     /// with 200; an unsatisfiable range gets 416 with `Content-Range: bytes */length`; any other
-    /// single range gets 206 with its `Content-Range`. A malformed or multi-range `Range` is
+    /// single range gets 206 with its `Content-Range` (also after an `If-Range` mismatch under
+    /// ``MockFault/ignoreIfRange``). A malformed or multi-range `Range` is
     /// ignored (200). Faults then change what goes on the wire.
     ///
     /// - Parameter request: the request as the server received it.
@@ -144,7 +145,8 @@ public struct MockResponsePlan: Sendable, Hashable {
         if route.status == 200, route.honoursRanges, let rangeValue = request.headers["Range"] {
             let ignoresRange = route.faults.contains(.ignoreRange)
             let validatorMatches =
-                request.headers["If-Range"].map {
+                route.faults.contains(.ignoreIfRange)
+                || request.headers["If-Range"].map {
                     Self.ifRangeMatches($0, entityTag: entityTag, lastModified: route.lastModified)
                 } ?? true
             if validatorMatches, !ignoresRange {

@@ -24,8 +24,12 @@ public struct TransferRequest: Sendable, Hashable {
     public var headers: HTTPHeaders
     /// The bytes wanted, for a resumed or segmented download.
     public var range: ByteRange?
-    /// Sent as `If-Range` with ``range``, so that a changed file comes back whole (200).
+    /// Sent as `If-Range` with ``range``, so that a changed file comes back whole (200); a 206
+    /// must also carry this validator (see ``rangeRefusal(of:)``).
     public var ifRange: ResumeValidator?
+    /// With ``range``: the length of the whole file that the bytes before the range belong to,
+    /// when known, so that a 206 of a file of another length is refused (see ``rangeRefusal(of:)``).
+    public var rangeCompleteLength: Int64?
     /// Credentials, sent only to the request's origin (see ``RequestCredentials``).
     public var credentials: RequestCredentials?
     /// How the certificate of the request's own host is checked; also used for every other host a
@@ -62,6 +66,7 @@ public struct TransferRequest: Sendable, Hashable {
         headers: HTTPHeaders = [:],
         range: ByteRange? = nil,
         ifRange: ResumeValidator? = nil,
+        rangeCompleteLength: Int64? = nil,
         credentials: RequestCredentials? = nil,
         trust: TrustPolicy = .system,
         timeouts: TransferTimeouts = TransferTimeouts(),
@@ -75,6 +80,7 @@ public struct TransferRequest: Sendable, Hashable {
         self.headers = headers
         self.range = range
         self.ifRange = ifRange
+        self.rangeCompleteLength = rangeCompleteLength
         self.credentials = credentials
         self.trust = trust
         self.timeouts = timeouts
@@ -98,6 +104,40 @@ public struct TransferRequest: Sendable, Hashable {
     public func trust(for hop: DownloadURL) -> TrustPolicy {
         guard hop.host != url.host, let trustForHop else { return trust }
         return trustForHop(hop)
+    }
+
+    /// Why `head` is not an answer this request's ``range`` may be appended from, or nil when it
+    /// is one (always nil without a range).
+    ///
+    /// An answer to a range is a 206 whose `Content-Range` starts at the range's start, carries
+    /// the ``ifRange`` validator the bytes before it were written under (the same `ETag`, or the
+    /// same `Last-Modified` for a date) and, when both are known, the same complete length as
+    /// ``rangeCompleteLength``. Servers that ignore `If-Range` answer a changed file with a 206
+    /// of the new version: appending it would splice two versions into one file. Every backend
+    /// refuses such an answer with ``TransportError/Code/rangeNotHonoured`` before writing a byte.
+    public func rangeRefusal(of head: ResponseHead) -> String? {
+        guard let range else { return nil }
+        guard head.status == 206 else { return "status \(head.status)" }
+        guard let contentRange = head.contentRange, contentRange.first == range.start else {
+            return "a range that starts elsewhere (\(head.headers["Content-Range"] ?? "no Content-Range"))"
+        }
+        switch ifRange {
+        case .entityTag(let tag)?:
+            guard head.entityTag == tag else {
+                return "a 206 of another version (ETag \(head.entityTag ?? "none"), the partial file's \(tag))"
+            }
+        case .lastModified(let date)?:
+            guard head.lastModified == date else {
+                return
+                    "a 206 of another version (Last-Modified \(head.lastModified ?? "none"), the partial file's \(date))"
+            }
+        case nil:
+            break
+        }
+        if let expected = rangeCompleteLength, let announced = contentRange.completeLength, announced != expected {
+            return "a 206 of a file of \(announced) bytes, the partial file's has \(expected)"
+        }
+        return nil
     }
 
     /// The headers to send on a hop to `url`: the caller's headers, `Range`/`If-Range`, and

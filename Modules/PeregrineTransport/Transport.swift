@@ -11,9 +11,11 @@
 /// 3. Report the final response's head once, as ``TransferEvent/head(_:)``, before any body byte.
 /// 4. For a status outside 2xx, write nothing to the sink and complete with
 ///    ``TransportError/Code/httpStatus``.
-/// 5. For a request with a range, accept only a 206 whose `Content-Range` starts at the range's
-///    start; any other 2xx (a 200 above all) completes with ``TransportError/Code/rangeNotHonoured``
-///    and writes nothing: a whole file is never appended to a partial one.
+/// 5. For a request with a range, accept only the answers that ``TransferRequest/rangeRefusal(of:)``
+///    passes: a 206 whose `Content-Range` starts at the range's start and that carries the
+///    request's `If-Range` validator and complete length. Any other 2xx (a 200 above all, or a 206
+///    of another version) completes with ``TransportError/Code/rangeNotHonoured`` and writes
+///    nothing: neither a whole file nor another version is ever appended to a partial one.
 /// 6. Write body bytes to the sink at `range.start + bytes so far` (0 without a range), then call
 ///    ``TransferSink/flush()`` before reporting success.
 /// 7. Complete with ``TransportError/Code/connectionClosed`` when the connection ends before the

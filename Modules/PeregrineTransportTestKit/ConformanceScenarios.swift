@@ -90,6 +90,63 @@ public enum ConformanceScenarios {
                 sink: .nothing)
         ),
         ConformanceScenario(
+            "206 of another entity tag than If-Range is not honoured and writes nothing",
+            setup: { server, _ in
+                server.setRoute(
+                    .file(file, entityTag: .fixed("\"v2\"")).faulting(.ignoreIfRange), for: "/files/spliced.bin")
+            },
+            request: {
+                request(
+                    $0.primary + "/files/spliced.bin", range: ByteRange(start: 100_000), ifRange: .entityTag("\"v1\""))
+            },
+            expected: ConformanceExpectation(
+                events: [
+                    "head 206 length=200000 range=bytes 100000-299999/300000 etag=\"v2\"",
+                    "failed range not honoured status=206",
+                ],
+                requests: ["GET BASE/files/spliced.bin range=bytes=100000- if-range=\"v1\""],
+                sink: .nothing)
+        ),
+        ConformanceScenario(
+            "206 of another Last-Modified than If-Range is not honoured and writes nothing",
+            setup: { server, _ in
+                server.setRoute(
+                    .file(file, lastModified: "Thu, 22 Oct 2015 07:28:00 GMT").faulting(.ignoreIfRange),
+                    for: "/files/spliced-dated.bin")
+            },
+            request: {
+                request(
+                    $0.primary + "/files/spliced-dated.bin", range: ByteRange(start: 100_000),
+                    ifRange: .lastModified(lastModified))
+            },
+            expected: ConformanceExpectation(
+                events: [
+                    "head 206 length=200000 range=bytes 100000-299999/300000",
+                    "failed range not honoured status=206",
+                ],
+                requests: ["GET BASE/files/spliced-dated.bin range=bytes=100000- if-range=\(lastModified)"],
+                sink: .nothing)
+        ),
+        ConformanceScenario(
+            "206 of a file of another complete length is not honoured and writes nothing",
+            setup: { server, _ in
+                server.setRoute(.file(file, entityTag: .fixed("\"v1\"")), for: "/files/resized.bin")
+            },
+            request: {
+                var resumed = request(
+                    $0.primary + "/files/resized.bin", range: ByteRange(start: 100_000), ifRange: .entityTag("\"v1\""))
+                resumed.rangeCompleteLength = 400_000
+                return resumed
+            },
+            expected: ConformanceExpectation(
+                events: [
+                    "head 206 length=200000 range=bytes 100000-299999/300000 etag=\"v1\"",
+                    "failed range not honoured status=206",
+                ],
+                requests: ["GET BASE/files/resized.bin range=bytes=100000- if-range=\"v1\""],
+                sink: .nothing)
+        ),
+        ConformanceScenario(
             "server answering 200 instead of 206",
             setup: { server, _ in
                 server.setRoute(

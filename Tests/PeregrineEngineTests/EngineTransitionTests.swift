@@ -264,6 +264,68 @@ struct EngineTransitionTests {
         #expect(h.engine.fileByteCount(ofTask: url) == 350_000)
     }
 
+    /// A server that ignores `If-Range` answers the resumed range of a changed file with a 206
+    /// of the new version: its bytes must never be appended to the old partial file, whether the
+    /// version shows in the `ETag`, only in `Last-Modified`, or only in the complete length.
+    @Test(arguments: ["etag", "date", "length"])
+    func a206OfAnotherVersionRestartsFromZeroInsteadOfSplicing(changed: String) throws {
+        let h = try EngineHarness(chunkSize: 16_384)
+        let old = MockBody.generated(seed: 11, count: 400_000)
+        let new = MockBody.generated(seed: 12, count: changed == "length" ? 450_000 : 400_000)
+        let (oldRoute, newRoute): (MockRoute, MockRoute) =
+            switch changed {
+            case "etag": (.file(old, entityTag: .fixed("\"A\"")), .file(new, entityTag: .fixed("\"B\"")))
+            case "date":
+                (
+                    .file(old, lastModified: "Mon, 02 Nov 2026 10:00:00 GMT"),
+                    .file(new, lastModified: "Tue, 03 Nov 2026 10:00:00 GMT")
+                )
+            default: (.file(old, entityTag: .fixed("\"A\"")), .file(new, entityTag: .fixed("\"A\"")))
+            }
+        h.server.setRoutes(
+            [oldRoute.faulting(.dropAfter(bytes: 196_608)), newRoute.faulting(.ignoreIfRange)], for: "/v.bin")
+        let url = h.url("/v.bin")
+        h.engine.download([url])
+        h.runUntilIdle()
+        #expect(h.engine.task(url)?.record.resumeRecord?.offset == 196_608)
+
+        h.engine.resumeTasks([url])
+        h.runUntilIdle()
+        #expect(h.engine.state(ofTask: url) == .finished)
+        #expect(h.bytes(of: "v.bin") == new.allBytes, "never a splice of two versions")
+        let ranges = h.ranges("/v.bin")
+        #expect(ranges.count == 3 && ranges.first == "- -" && ranges.last == "- -", "\(ranges)")
+        #expect(ranges[1].hasPrefix("bytes=196608- "), "\(ranges)")
+    }
+
+    /// The same with the download split over several connections: the resumed pieces are
+    /// refused alike and the whole file comes again.
+    @Test func aSplitDownloadResumedAgainstA206OfAnotherVersionRestartsFromZero() throws {
+        let h = try EngineHarness(chunkSize: 16_384) { configuration in
+            configuration.segmentation = Segmentation(maxConnectionsPerTask: 4, minimumSegmentSize: 64 << 10)
+        }
+        let old = MockBody.generated(seed: 13, count: 1 << 20)
+        let new = MockBody.generated(seed: 14, count: 1 << 20)
+        h.server.setRoute(
+            MockRoute.file(old, entityTag: .fixed("\"A\"")).faulting(.dropAfter(bytes: 65_536)), for: "/s.bin")
+        let url = h.url("/s.bin")
+        h.engine.download([url])
+        h.runUntilIdle()
+        let kept = h.engine.task(url)?.record.resumeRecord
+        #expect(
+            kept != nil && (kept!.offset > 0 || !kept!.completedRanges.isEmpty),
+            "nothing to resume: \(String(describing: kept))")
+
+        h.server.clearRequests()
+        h.server.setRoute(MockRoute.file(new, entityTag: .fixed("\"B\"")).faulting(.ignoreIfRange), for: "/s.bin")
+        h.engine.resumeTasks([url])
+        h.runUntilIdle()
+        #expect(h.engine.state(ofTask: url) == .finished)
+        #expect(h.bytes(of: "s.bin") == new.allBytes, "never a splice of two versions")
+        let resumed = h.server.requests(for: "/s.bin").filter { $0.headers["If-Range"] == "\"A\"" }
+        #expect(!resumed.isEmpty, "the second run never resumed the first version's bytes")
+    }
+
     @Test func anEntityTagThatChangesOnEveryRequestRestartsFromZeroOnce() throws {
         let h = try EngineHarness(chunkSize: 10_000)
         let body = MockBody.generated(seed: 5, count: 200_000)
@@ -381,6 +443,42 @@ struct EngineTransitionTests {
         #expect(h.bytes(of: "whole.bin") == body.allBytes)
         #expect(h.ranges("/whole.bin") == ["bytes=4000- \"v1\""])
         #expect(h.files == ["whole.bin"])
+    }
+
+    /// A finished file cut (or grown) since it was placed is not the file that was downloaded:
+    /// restored, its task comes back pending with the name free, and starting it downloads the
+    /// file again under the same name (no `NAME (1)`); an intact one stays finished.
+    @Test(arguments: [1000, 4500])
+    func aFinishedFileThatChangedSizeIsDownloadedAgainUnderItsName(size: Int) throws {
+        let h = try EngineHarness()
+        let body = h.serve("/cut.bin", count: 4000)
+        h.serve("/intact.bin", count: 300)
+        let url = h.url("/cut.bin")
+        let intact = h.url("/intact.bin")
+        try Data(Array(body.allBytes.prefix(size)) + [UInt8](repeating: 7, count: max(0, size - 4000)))
+            .write(to: URL(fileURLWithPath: h.downloads + "/cut.bin"))
+        try Data(repeating: 3, count: 300).write(to: URL(fileURLWithPath: h.downloads + "/intact.bin"))
+        let records = [
+            DownloadTaskRecord(
+                urlString: url, state: .finished, fileName: "cut.bin",
+                temporaryFileName: ".peregrine-00000000000000cc.part",
+                expectedLength: 4000, addedAt: EngineHarness.date),
+            DownloadTaskRecord(
+                urlString: intact, state: .finished, fileName: "intact.bin",
+                temporaryFileName: ".peregrine-00000000000000dd.part", expectedLength: 300, addedAt: EngineHarness.date),
+        ]
+        let result = h.engine.restore(records)
+        #expect(result.restored == [url, intact])
+        #expect(result.recovered == [url])
+        #expect(h.engine.state(ofTask: url) == .pending)
+        #expect(h.engine.state(ofTask: intact) == .finished)
+        #expect(!h.files.contains("cut.bin"), "the changed file keeps its name")
+        h.engine.resumeTasks([url])
+        h.runUntilIdle()
+        #expect(h.engine.state(ofTask: url) == .finished)
+        #expect(h.bytes(of: "cut.bin") == body.allBytes)
+        #expect(h.files == ["cut.bin", "intact.bin"])
+        #expect(h.server.requests(for: "/intact.bin").isEmpty)
     }
 
     @Test func aWrongPartialFileAnswered416StartsOver() throws {

@@ -1,4 +1,5 @@
 import Foundation
+import PeregrineMockTransport
 import TestSupport
 import Testing
 
@@ -202,6 +203,41 @@ import Testing
         #expect(resent < size - (3 << 20), "the rerun re-sent \(resent) of \(size) bytes")
     }
 
+    /// A server that ignores `If-Range` answers the rerun's range with a 206 of the file's new
+    /// version: the rerun starts over and places the new version whole, never the old version's
+    /// first bytes followed by the new one's — with one connection or several.
+    @Test(arguments: [[], ["--split", "4", "--min-split-size", "64k"]])
+    func aRerunAgainstA206OfAnotherVersionPlacesTheNewVersionWhole(split: [String]) async throws {
+        let tool = try #require(Self.executable, "no peregrine binary beside the tests: build with --build-tests")
+        let routes = MockServer()
+        let old = MockBody.generated(seed: 21, count: 1 << 20)
+        let new = MockBody.generated(seed: 22, count: 1 << 20)
+        routes.setRoute(
+            MockRoute.file(old, entityTag: .fixed("\"A\"")).faulting(.dropAfter(bytes: 196_608)), for: "/v.bin")
+        let server = LoopbackHTTPServer(serving: routes)
+        try server.start()
+        defer { server.stop() }
+        let scratch = try TemporaryDirectory(prefix: "peregrine-get-splice")
+        defer { scratch.remove() }
+        let downloads = scratch.path("downloads")
+        let arguments =
+            ["get", "-o", downloads, "--state-dir", scratch.path("state"), "--quiet", "--retry", "0"] + split
+            + [server.baseURL + "/v.bin"]
+
+        let first = try await ChildProcess.run(tool, arguments, allowFailure: true)
+        #expect(first.status == 2, "the dropped connection: \(first.errorText)")
+        routes.setRoute(MockRoute.file(new, entityTag: .fixed("\"B\"")).faulting(.ignoreIfRange), for: "/v.bin")
+        routes.clearRequests()
+        let second = try await ChildProcess.run(tool, arguments, allowFailure: true)
+        #expect(second.status == 0, "\(second.errorText)")
+        let placed = FileManager.default.contents(atPath: downloads + "/v.bin").map { [UInt8]($0) }
+        let isNewVersion = placed == new.allBytes
+        #expect(isNewVersion, "the placed file is not the new version whole")
+        let resumed = routes.requests(for: "/v.bin").filter { $0.headers["If-Range"] == "\"A\"" }
+        #expect(!resumed.isEmpty, "the rerun never asked for the rest of the first version")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: downloads) == ["v.bin"])
+    }
+
     @Test func aRerunAfterSuccessFetchesNothingAndReportsTheFile() async throws {
         let rig = try await Rig.start()
         defer { rig.stop() }
@@ -228,6 +264,27 @@ import Testing
         let failed = try await rig.get([url, "--overwrite", "--retry", "0"])
         #expect(failed.status == 3, "\(failed.errorText)")
         #expect(try Rig.fileSHA256(rig.downloads + "/a.bin") == digest)
+    }
+
+    /// A complete file cut short (or grown) after the run is fetched again by the next run, under
+    /// its own name; an intact one is not.
+    @Test func aRerunDownloadsAgainAFileThatChangedSizeSinceItWasPlaced() async throws {
+        let rig = try await Rig.start()
+        defer { rig.stop() }
+        let digest = try rig.serve("/t.bin", count: 300_000, seed: 5)
+        let url = rig.server.httpURL("/t.bin")
+        let first = try await rig.get([url])
+        #expect(first.status == 0, "\(first.errorText)")
+        #expect(truncate(rig.downloads + "/t.bin", 1000) == 0)
+        let second = try await rig.get([url])
+        #expect(second.status == 0, "\(second.errorText)")
+        #expect(second.text == rig.downloads + "/t.bin\n")
+        #expect(try Rig.fileSHA256(rig.downloads + "/t.bin") == digest)
+        #expect(rig.requests(for: "/t.bin").count == 2, "the cut file was reported complete")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: rig.downloads) == ["t.bin"])
+        let third = try await rig.get([url])
+        #expect(third.status == 0, "\(third.errorText)")
+        #expect(rig.requests(for: "/t.bin").count == 2, "an intact file was fetched again")
     }
 
     @Test func limitedSplitDownloadsArriveIntact() async throws {
