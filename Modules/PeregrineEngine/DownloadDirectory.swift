@@ -290,7 +290,7 @@ public struct DownloadDirectory: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Renames `source` to `name`, replacing what is there.
-    private func move(_ source: String, to name: String) throws(FailureReason) {
+    func move(_ source: String, to name: String) throws(FailureReason) {
         guard let from = location(of: source), let target = location(of: name) else { throw Self.unsafe(name) }
         guard rename(from, target) == 0 else { throw Self.failure(errno, "cannot rename \(from) to \(target)") }
     }

@@ -6,14 +6,16 @@ extension DownloadEngine {
     ///
     /// The crash rules of ``TaskStateMachine/recovered(from:resumeRecord:finishedFileExists:)``
     /// apply: a task stored `downloading` or `paused` comes back `stopped` (when its partial
-    /// file still holds the recorded bytes) or `pending`; a `finished` task whose file is gone
-    /// comes back `pending`. Each such task gets an ``EngineEvent/restored(_:previousState:)``
+    /// file still holds the recorded bytes) or `pending`; a `finished` task whose file is gone,
+    /// or changed size since it was placed (its bytes are moved under the temporary name, and
+    /// dropped when the download starts again), comes back `pending`. Each such task gets an ``EngineEvent/restored(_:previousState:)``
     /// event; every task an ``EngineEvent/added(_:)`` event. Records with an invalid URL, a
     /// duplicate URL, the `notInList` state or an unsafe temporary file name are rejected, and so
     /// are records with a checksum when the engine cannot check one (no digests, no verifier).
     @discardableResult
     public func restore(_ records: [DownloadTaskRecord]) -> RestoreResult {
-        perform { state, effects in
+        var changedFiles: [(url: String, name: String, size: Int64, recorded: Int64)] = []
+        let result = perform { state, effects in
             var result = RestoreResult()
             for stored in records {
                 let url: DownloadURL
@@ -54,9 +56,19 @@ extension DownloadEngine {
                 var record = stored
                 var adopted = false
                 if let name = record.fileName, FileNameSanitizer.clean(name) != name { record.fileName = nil }
+                var damaged = false
                 if record.state == .finished {
                     // A temporary name left linked to the placed file (killed before its removal).
                     if let name = record.fileName { directory.removeLeftoverLink(record.temporaryFileName, of: name) }
+                    if let name = record.fileName, let expected = record.expectedLength,
+                        let size = directory.size(of: name), size != expected
+                    {
+                        // Cut or grown since it was placed: not the file that was downloaded and
+                        // verified. Its bytes go under the hidden temporary name (dropped when the
+                        // download starts again), so the name is free for the new download.
+                        damaged = (try? directory.move(name, to: record.temporaryFileName)) != nil
+                        if damaged { changedFiles.append((url.string, name, size, expected)) }
+                    }
                 } else if let placed = placedFile(of: record, url: url) {
                     // Killed between placing the file and recording it: the file is complete and
                     // was verified before it was placed. Adopt it; never download it again.
@@ -81,7 +93,7 @@ extension DownloadEngine {
                 let finishedFileExists = record.fileName.map(directory.exists) ?? false
                 let machine = TaskStateMachine.recovered(
                     from: record.state, resumeRecord: resume, finishedFileExists: finishedFileExists)
-                if resume == nil, machine.state != .finished { directory.remove(record.temporaryFileName) }
+                if resume == nil, machine.state != .finished, !damaged { directory.remove(record.temporaryFileName) }
                 let changed = machine.state != stored.state
                 record.state = machine.state
                 record.resumeRecord = machine.resumeRecord
@@ -102,6 +114,15 @@ extension DownloadEngine {
             }
             return result
         }
+        for changed in changedFiles {
+            logger.notice(
+                "a finished file changed size since it was placed; it is downloaded again when the task starts",
+                metadata: [
+                    "url": "\(changed.url)", "file": "\(changed.name)", "size": "\(changed.size)",
+                    "recorded": "\(changed.recorded)",
+                ])
+        }
+        return result
     }
 
     /// The name a stored, unfinished task's file was placed under, when its temporary name is
