@@ -53,6 +53,15 @@ public struct FailureReason: Error, Sendable, Hashable, Codable, CustomStringCon
         public static let protocolViolation = Code(rawValue: "protocolViolation")
         /// Anything else.
         public static let unknown = Code(rawValue: "unknown")
+        /// The task was stopped; it continues when resumed. Ends an await on the task, never
+        /// a task's state.
+        public static let stopped = Code(rawValue: "stopped")
+        /// The task was moved to the trash. Ends an await on the task, never a task's state.
+        public static let inTrash = Code(rawValue: "inTrash")
+        /// The task was deleted. Ends an await on the task, never a task's state.
+        public static let deleted = Code(rawValue: "deleted")
+        /// The waiting was cancelled (the download goes on). Ends an await, never a task's state.
+        public static let cancelled = Code(rawValue: "cancelled")
 
         public var description: String { rawValue }
     }

@@ -142,12 +142,10 @@ extension DownloadQueue {
                 results[url] = .failure(FailureReason(.unknown, message: "\(url) is not a task of the manager"))
                 continue
             }
-            do {
+            do throws(FailureReason) {
                 results[url] = .success(try await handle.value)
-            } catch let reason as FailureReason {
-                results[url] = .failure(reason)
             } catch {
-                results[url] = .failure(FailureReason(.unknown, message: "stopped waiting: \(error)"))
+                results[url] = .failure(error)
             }
         }
         return results
@@ -161,9 +159,20 @@ extension DownloadQueue {
             case .failed(let reason): .failure(reason)
             default: nil
             }
-        let handle = DownloadTaskHandle(urlString: urlString, outcome: outcome)
-        core.state.withLock { $0.handles[urlString, default: []].append(handle) }
-        return handle
+        let stopped = engine.state(ofTask: urlString) == .stopped
+        return core.state.withLock { state in
+            var halt: FailureReason?
+            if stopped {
+                let inTrash = state.listKey(of: urlString).flatMap { state.lists[$0] }?.isInTrash(urlString) ?? false
+                halt =
+                    inTrash
+                    ? FailureReason(.inTrash, message: "\(urlString) is in the trash")
+                    : FailureReason(.stopped, message: "\(urlString) is stopped")
+            }
+            let handle = DownloadTaskHandle(urlString: urlString, outcome: outcome, halt: halt)
+            state.handles[urlString, default: []].append(handle)
+            return handle
+        }
     }
 
     // MARK: Adding in manual mode

@@ -387,8 +387,18 @@ extension DownloadQueue {
         }
         let removed: [String]
         if trash {
-            _ = engine.stopTasks(urls)
             removed = urls.filter { locations[$0] != nil }
+            // Ahead of the stop's events, which come to the handles after this operation: an
+            // await on a trashed task ends with the trash, not with the stop on the way there.
+            let handles = core.state.withLock { state in removed.flatMap { state.handles[$0] ?? [] } }
+            if !handles.isEmpty {
+                core.gate.afterOperation {
+                    for handle in handles {
+                        handle.halt(FailureReason(.inTrash, message: "\(handle.urlString) was moved to the trash"))
+                    }
+                }
+            }
+            _ = engine.stopTasks(urls)
         } else {
             removed = engine.deleteTasks(urls, keepFinishedFile: keepFinishedFile).changed
         }

@@ -25,7 +25,8 @@ import Synchronization
 /// with no ordering between the two. A
 /// `success` or `failure` closure added after the task ended is called at once with the last
 /// outcome. The handle stays attached until the task is deleted; a task downloaded again
-/// (restart, resume after a failure) calls the closures again.
+/// (restart, resume after a failure) calls the closures again. Stopping, trashing or deleting
+/// the task calls no closure; it ends the awaits of ``value``.
 public final class DownloadTaskHandle: Sendable {
     /// A progress report.
     public struct Progress: Sendable, Hashable {
@@ -44,7 +45,10 @@ public final class DownloadTaskHandle: Sendable {
         var success: [@Sendable (URL) -> Void] = []
         var failure: [@Sendable (FailureReason) -> Void] = []
         var outcome: Result<URL, FailureReason>?
-        var waiters: [UInt64: CheckedContinuation<Result<URL, FailureReason>, any Error>] = [:]
+        /// Why the task cannot end without the user (stopped, in the trash, deleted); cleared
+        /// when it goes again.
+        var halt: FailureReason?
+        var waiters: [UInt64: CheckedContinuation<Result<URL, FailureReason>, Never>] = [:]
         var nextWaiter: UInt64 = 0
     }
 
@@ -53,44 +57,65 @@ public final class DownloadTaskHandle: Sendable {
     private let state = Mutex(State())
 
     /// A handle; `outcome` is the task's when it has ended already (a finished or failed task
-    /// from an earlier run).
-    init(urlString: String, outcome: Result<URL, FailureReason>? = nil) {
+    /// from an earlier run), `halt` why it waits for the user (a stopped task).
+    init(urlString: String, outcome: Result<URL, FailureReason>? = nil, halt: FailureReason? = nil) {
         self.urlString = urlString
-        state.withLock { $0.outcome = outcome }
+        state.withLock { state in
+            state.outcome = outcome
+            state.halt = halt
+        }
     }
 
-    /// The file's location once the task finishes — at once when it has — or its failure.
+    /// The file's location once the task finishes — at once when it has — or why it will not
+    /// without the user.
     ///
-    /// Cancelling the task that awaits stops the waiting (it throws `CancellationError`), not
-    /// the download: pause, stop or delete the task for that.
+    /// The await always ends: with the file, with the task's failure, or — when the task is
+    /// stopped, moved to the trash or deleted, before or while it is awaited — with a reason of
+    /// code ``FailureReason/Code/stopped``, ``FailureReason/Code/inTrash`` or
+    /// ``FailureReason/Code/deleted``. A paused task (connection kept) is still awaited.
+    /// Cancelling the task that awaits stops the waiting with ``FailureReason/Code/cancelled``,
+    /// not the download: pause, stop or delete the task for that.
     ///
-    /// - Throws: the task's `FailureReason` when it fails, `CancellationError` when the waiting
-    ///   task is cancelled.
+    /// - Throws: a `FailureReason`, so that a `switch` on its ``FailureReason/code`` needs no cast.
     public var value: URL {
-        get async throws {
+        get async throws(FailureReason) {
             let id = state.withLock { state -> UInt64 in
                 state.nextWaiter += 1
                 return state.nextWaiter
             }
-            let result = try await withTaskCancellationHandler {
-                try await withCheckedThrowingContinuation { continuation in
+            let result = await withTaskCancellationHandler {
+                await withCheckedContinuation { continuation in
                     let now = state.withLock { state -> Result<URL, FailureReason>? in
                         if let outcome = state.outcome { return outcome }
-                        if Task.isCancelled { return nil }
+                        if let halt = state.halt { return .failure(halt) }
+                        if Task.isCancelled { return .failure(Self.cancelled) }
                         state.waiters[id] = continuation
                         return nil
                     }
-                    if let now {
-                        continuation.resume(returning: now)
-                    } else if Task.isCancelled, state.withLock({ $0.waiters[id] == nil }) {
-                        continuation.resume(throwing: CancellationError())
-                    }
+                    if let now { continuation.resume(returning: now) }
                 }
             } onCancel: {
-                state.withLock { $0.waiters.removeValue(forKey: id) }?.resume(throwing: CancellationError())
+                state.withLock { $0.waiters.removeValue(forKey: id) }?.resume(returning: .failure(Self.cancelled))
             }
             return try result.get()
         }
+    }
+
+    /// How many awaits of ``value`` are waiting now (for tests that end a task under an await).
+    package var waiterCount: Int { state.withLock { $0.waiters.count } }
+
+    private static let cancelled = FailureReason(.cancelled, message: "the waiting was cancelled")
+
+    /// Ends the waiting of every await: the task will not end without the user. A task stopped
+    /// on its way to the trash keeps the trash as its reason.
+    func halt(_ reason: FailureReason) {
+        let waiters = state.withLock { state -> [CheckedContinuation<Result<URL, FailureReason>, Never>] in
+            if reason.code == .stopped, let halt = state.halt, halt.code != .stopped { return [] }
+            state.halt = reason
+            defer { state.waiters = [:] }
+            return Array(state.waiters.values)
+        }
+        for waiter in waiters { waiter.resume(returning: .failure(reason)) }
     }
 
     /// Adds a closure called with each progress report (at most four a second).
@@ -147,8 +172,15 @@ public final class DownloadTaskHandle: Sendable {
             }
             for waiter in waiters { waiter.resume(returning: .failure(reason)) }
             for handler in handlers { handler(reason) }
-        case .started, .fileDeleted:
-            state.withLock { $0.outcome = nil }
+        case .started, .fileDeleted, .waiting:
+            state.withLock { state in
+                state.outcome = nil
+                state.halt = nil
+            }
+        case .stopped:
+            halt(FailureReason(.stopped, message: "\(urlString) was stopped"))
+        case .deleted:
+            halt(FailureReason(.deleted, message: "\(urlString) was deleted"))
         default:
             break
         }

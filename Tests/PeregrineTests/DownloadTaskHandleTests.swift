@@ -70,11 +70,77 @@ import Testing
         let h = try ManagerHarness()
         h.serve("/c.bin", count: 100_000)
         let handle = try h.manager.download(h.url("/c.bin"))
-        let waiting = Task { try await handle.value }
+        let waiting = Task { () async -> FailureReason.Code? in
+            do throws(FailureReason) {
+                _ = try await handle.value
+                return nil
+            } catch {
+                return error.code
+            }
+        }
         waiting.cancel()
-        await #expect(throws: CancellationError.self) { try await waiting.value }
+        #expect(await waiting.value == .cancelled)
         h.runUntilIdle()
         #expect(h.state(h.url("/c.bin")) == .finished)
+    }
+
+    /// An await ends when its task is stopped, moved to the trash or deleted — while it waits,
+    /// or when it starts after — with the typed reason; a resumed task is awaited again.
+    @Test func anAwaitEndsWhenItsTaskIsStoppedTrashedOrDeleted() async throws {
+        let h = try ManagerHarness()
+        let body = MockBody.generated(seed: 4, count: 2_000_000)
+        for name in ["s", "t", "d"] {
+            h.server.setRoute(
+                MockRoute.file(body, entityTag: .fixed("\"e\"")).throttled(toBytesPerSecond: 100_000),
+                for: "/\(name).bin")
+        }
+        let stopped = try h.manager.download(h.url("/s.bin"))
+        let trashed = try h.manager.download(h.url("/t.bin"))
+        let deleted = try h.manager.download(h.url("/d.bin"))
+        h.transport.advance(by: .seconds(1))
+        async let stopEnd = Self.code(ofAwaiting: stopped)
+        async let trashEnd = Self.code(ofAwaiting: trashed)
+        async let deleteEnd = Self.code(ofAwaiting: deleted)
+        // Each await must be waiting before its task is ended: the handle counts its waiters.
+        while stopped.waiterCount + trashed.waiterCount + deleted.waiterCount < 3 {
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        _ = try h.manager.stopTasks([h.url("/s.bin")])
+        h.manager.isTrashOpened = true
+        _ = try h.manager.deleteTasks([h.url("/t.bin")])
+        h.manager.isTrashOpened = false
+        _ = try h.manager.deleteTasks([h.url("/d.bin")])
+        #expect(await stopEnd == .stopped)
+        #expect(await trashEnd == .inTrash)
+        #expect(await deleteEnd == .deleted)
+        // Awaited after the end, at once; a new handle on the stopped task says the same.
+        #expect(await Self.code(ofAwaiting: stopped) == .stopped)
+        #expect(await Self.code(ofAwaiting: try #require(h.manager.handle(forTask: h.url("/s.bin")))) == .stopped)
+        #expect(await Self.code(ofAwaiting: trashed) == .inTrash)
+        // Resumed, the task is awaited to its file again.
+        _ = try h.manager.resumeTasks([h.url("/s.bin")])
+        async let file = stopped.value
+        h.runUntilIdle()
+        #expect(try await file.lastPathComponent == "s.bin")
+    }
+
+    /// The code an await on `handle` ends with; nil when it ends with a file.
+    static func code(ofAwaiting handle: DownloadTaskHandle) async -> FailureReason.Code? {
+        let waiting = Task { () async -> FailureReason.Code? in
+            do throws(FailureReason) {
+                _ = try await handle.value
+                return nil
+            } catch {
+                return error.code
+            }
+        }
+        // An await that never ends fails the test (as cancelled) instead of holding the suite.
+        let watchdog = Task {
+            try? await Task.sleep(for: .seconds(300))
+            waiting.cancel()
+        }
+        defer { watchdog.cancel() }
+        return await waiting.value
     }
 
     @Test func addingAKnownURLResumesItAndRefusalsSayWhy() async throws {
