@@ -324,16 +324,18 @@ let package = Package(
                 "PeregrineCurlTransport", "PeregrineVerification", "TestSupport",
             ]
         ),
-        // The documentation's Swift snippets, compiled (Scripts/doc-snippets.py writes them).
-        tests(
-            "DocSnippets",
+        // The documentation's Swift snippets, compiled (Scripts/doc-snippets.py writes them), each
+        // in a file of its own with only its own imports, as a reader's file would have them.
+        .testTarget(
+            name: "DocSnippets",
             dependencies: [
                 "Peregrine", "PeregrineEngine", "PeregrinePersistence", "PeregrineJSONStorage",
                 "PeregrineCurlTransport",
                 "PeregrineMockTransport", "PeregrineTransport", "PeregrineVerification", "PeregrineService",
                 "PeregrinePostgresStorage", "PeregrineFleet",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]
+            ],
+            path: "Tests/DocSnippets"
         ),
         tests(
             "PeregrinePersistenceTests",
