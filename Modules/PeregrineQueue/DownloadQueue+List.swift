@@ -103,12 +103,16 @@ extension DownloadQueue {
             throw DownloadManagerError(error)
         }
         let sorted = copy
-        try core.mutateList(list) { (current, state) throws(DownloadListError) in
-            guard state.listGeneration == generation else {
-                throw DownloadListError(.invalidState, "the list changed while it was being sorted")
-            }
+        let raced = try core.mutateList(list) { (current, state) throws(DownloadListError) -> (ListChange, Bool) in
+            // Another change came in while the predicates ran without the lock: sorting the copy
+            // would undo it.
+            guard state.listGeneration == generation else { return (ListChange(), true) }
             current = sorted
-            return (change, ())
+            return (change, false)
+        }
+        if raced {
+            throw DownloadManagerError(
+                .concurrentModification, "the list changed while it was being sorted; nothing was changed")
         }
         pushOrder(list)
     }

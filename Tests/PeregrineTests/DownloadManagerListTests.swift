@@ -69,6 +69,35 @@ import Testing
         #expect(h.manager.downloadList == [[urls[1]], [urls[2], urls[0]], [urls[3]]])
     }
 
+    /// A list changed while a custom sort's closures ran (here by the closure itself, which may
+    /// call the manager) is not sorted: the documented `.concurrentModification` is thrown and
+    /// the change that came meanwhile stays.
+    @Test func aCustomSortThatRacesAnAdditionThrowsConcurrentModification() throws {
+        let h = try ManagerHarness()
+        let urls = h.serveFiles(3)
+        try h.manager.download(Array(urls[0..<2]))
+        let before = h.manager.downloadList
+        let manager = h.manager
+        let added = Locked(false)
+        do {
+            try manager.sortListBy(
+                order: .ascending,
+                taskAscending: { first, second in
+                    if !added.withLock({ $0 }) {
+                        added.withLock { $0 = true }
+                        _ = try? manager.download(urls[2])
+                    }
+                    return first < second
+                })
+            Issue.record("the sort did not see the addition")
+        } catch {
+            #expect(error.code == .concurrentModification, "\(error)")
+        }
+        #expect(h.manager.sortType != .manual, "the list was switched to the custom sort")
+        #expect(h.manager.downloadList.joined().sorted() == urls.sorted())
+        #expect(before.joined().allSatisfy { h.manager.downloadList.joined().contains($0) })
+    }
+
     @Test func manualMovesAndTitles() throws {
         let h = try ManagerHarness(manualMode: true)
         let urls = h.serveFiles(3)
