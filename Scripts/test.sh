@@ -27,7 +27,13 @@ python3 Scripts/doc-snippets.py --check
 python3 Scripts/embed-icons.py --check
 
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+# SwiftPM leaves a TemporaryDirectory.* folder in $TMPDIR at every build or test command, and a
+# test killed half-way leaves its own: the run gets a temporary directory of its own, removed at
+# the end. (The tests remove what they make.)
+run_tmp=$(mktemp -d "${TMPDIR:-/tmp}/peregrine-run.XXXXXX")
+chmod 1777 "$run_tmp"   # as /tmp: the PostgreSQL the tests start runs as nobody
+trap 'rm -f "$log"; rm -rf "$run_tmp"' EXIT
+export TMPDIR="$run_tmp"
 swift build --build-tests 2>&1 | tee "$log"
 if grep -E "^/.*/(Modules|Tests|Examples)/.*: warning:" "$log" | sort -u | grep .; then
     echo "error: the build has warnings in Peregrine's own code (above); the project allows none." >&2

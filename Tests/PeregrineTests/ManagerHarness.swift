@@ -27,7 +27,8 @@ final class ManagerHarness: Sendable {
         self.server = server
         let transport = MockTransport(server: server, mode: .manual)
         self.transport = transport
-        let scratch = try scratch ?? TemporaryDirectory(prefix: "peregrine-manager")
+        // Removed once the last harness sharing it (a second run of the same manager) is gone.
+        let scratch = try scratch ?? TemporaryDirectory(prefix: "peregrine-manager", removedWhenReleased: true)
         self.scratch = scratch
         let store = InMemoryTaskStore(identifier: "test", snapshot: snapshot)
         self.store = store

@@ -11,16 +11,21 @@ import Foundation
 /// A fresh, private directory under the system's temporary directory (`$TMPDIR`, else `/tmp`).
 ///
 /// Made with `mkdtemp`, so two instances never share a path, even across processes. The
-/// directory stays until ``remove()``: call it from a `defer` right after creating one.
+/// directory stays until ``remove()`` — call it from a `defer` right after creating one — or,
+/// when made with `removedWhenReleased`, until the last reference to it goes (for a fixture
+/// object that shares it with the fixtures made after it).
 public final class TemporaryDirectory: Sendable, CustomStringConvertible {
     /// The directory's absolute path, without a trailing slash.
     public let path: String
+    private let removedWhenReleased: Bool
 
     /// Creates the directory.
     ///
     /// - Parameter prefix: the start of the directory's name, to tell the tests' leftovers apart.
+    /// - Parameter removedWhenReleased: whether the directory goes with this object.
     /// - Throws: ``CreationError`` when `mkdtemp` fails.
-    public init(prefix: String = "peregrine") throws(CreationError) {
+    public init(prefix: String = "peregrine", removedWhenReleased: Bool = false) throws(CreationError) {
+        self.removedWhenReleased = removedWhenReleased
         var base = FileManager.default.temporaryDirectory.path
         while base.count > 1, base.hasSuffix("/") { base.removeLast() }
         var template = Array("\(base)/\(prefix).XXXXXX".utf8CString)
@@ -30,6 +35,10 @@ public final class TemporaryDirectory: Sendable, CustomStringConvertible {
             throw CreationError(message: "mkdtemp under \(base) failed: \(String(cString: strerror(code)))")
         }
         path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    deinit {
+        if removedWhenReleased { remove() }
     }
 
     /// The path of `name` inside the directory (`name` may contain further components).
