@@ -167,6 +167,19 @@ extension DownloadEngine {
     /// everything and exits waits for this to turn false (then saves the store).
     public var hasTransfersInFlight: Bool { state.withLock { $0.tasks.values.contains { $0.attempt != nil } } }
 
+    /// Waits until no transfer runs or drains (``hasTransfersInFlight`` is false), for at most
+    /// `limit`; returns whether they all drained. A program that stops its tasks before it exits
+    /// awaits this before saving its store, so that every partial file is synced and its resume
+    /// record holds the bytes on disk.
+    public func waitUntilTransfersDrain(atMost limit: Duration) async -> Bool {
+        let deadline = ContinuousClock.now + limit
+        while hasTransfersInFlight {
+            guard ContinuousClock.now < deadline else { return false }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return true
+    }
+
     static func snapshot(_ entry: TaskEntry) -> DownloadTaskSnapshot {
         DownloadTaskSnapshot(
             record: entry.record, receivedBytes: entry.receivedBytes, isQueued: entry.machine.isQueued,

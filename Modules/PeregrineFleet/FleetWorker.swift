@@ -400,15 +400,36 @@ public final class FleetWorker: Sendable {
         _ = try? manager.stopTasks(urls)
     }
 
+    /// Ends the service's part: held tasks that ended here are finished in the queue (also those
+    /// whose events the follower had not read yet, and those that ended while being stopped);
+    /// the others are stopped, and once their files are synced, handed back with the bytes on
+    /// disk as their progress.
     private func shutDown() async {
+        let urls = state.withLock { Array($0.held.keys) }
+        _ = try? manager.stopTasks(urls)
+        if !(await manager.engine.waitUntilTransfersDrain(atMost: Self.drainLimit)) {
+            logger.warning("transfers still running after \(Self.drainLimit); their last checkpoints are handed back")
+        }
         do throws(StoreError) {
-            try flushOutcomes()
             let held = state.withLock { state in
                 defer { state.held = [:] }
-                return Array(state.held.values)
+                var unfinished: [StoredTask] = []
+                for claimed in state.held.values {
+                    let ended = manager.task(claimed.urlString).map(\.state)
+                    switch ended {
+                    case .finished?, .failed?:
+                        var outcome = queueRecord(of: claimed)
+                        outcome.state = ended!
+                        if state.outcomes.isEmpty { state.outcomesSince = .now }
+                        state.outcomes[claimed.urlString] = outcome
+                    default:
+                        unfinished.append(claimed)
+                    }
+                }
+                return unfinished
             }
+            try flushOutcomes()
             guard !held.isEmpty else { return }
-            _ = try? manager.stopTasks(held.map(\.urlString))
             let progress = held.map { claimed -> StoredTask in
                 queueRecord(of: claimed)
             }
@@ -417,6 +438,9 @@ public final class FleetWorker: Sendable {
             logger.warning("cannot hand the held tasks back; their leases will expire: \(error.message)")
         }
     }
+
+    /// How long a stop waits for the transfers to sync their files.
+    static let drainLimit: Duration = .seconds(10)
 
     // MARK: Events
 

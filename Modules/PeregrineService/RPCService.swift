@@ -130,16 +130,20 @@ public final class RPCService: Service, Sendable {
             }
         } catch {
             // The server failed (a port in use, say): the downloads stop and are saved all the same.
-            finish()
+            await finish()
             throw error
         }
-        finish()
+        await finish()
     }
 
-    /// Stops every transfer with its resume record and saves the store.
-    private func finish() {
+    /// Stops every transfer, waits until each has synced its partial file and moved its resume
+    /// record to the bytes on disk (a restart resumes from there), and saves the store.
+    private func finish() async {
         let manager = dispatcher.manager
         for list in manager.lists { manager.stopAllTasks(in: list) }
+        if !(await manager.engine.waitUntilTransfersDrain(atMost: Self.drainLimit)) {
+            logger.warning("transfers still running after \(Self.drainLimit); their last checkpoints are kept")
+        }
         do {
             try manager.saveData()
         } catch {
@@ -147,6 +151,9 @@ public final class RPCService: Service, Sendable {
         }
         logger.info("stopped")
     }
+
+    /// How long a stop waits for the transfers to sync their files.
+    static let drainLimit: Duration = .seconds(10)
 
     // MARK: Routes
 

@@ -112,6 +112,14 @@ import Testing
         }
         try #require(checkpointed, "no resume record was stored: \(first.logText)")
         #expect(await first.signal(signal) == (signal == SIGKILL ? SIGKILL : 0), "\(first.logText)")
+        // The bytes of the partial file once the daemon is gone.
+        let downloads = scratch.path("downloads")
+        let partial = ((try? FileManager.default.contentsOfDirectory(atPath: downloads)) ?? []).compactMap {
+            name -> Int64? in
+            guard name.hasPrefix(".") else { return nil }
+            return (try? FileManager.default.attributesOfItem(atPath: downloads + "/" + name)[.size] as? NSNumber)?
+                .int64Value
+        }.max()
 
         let second = try await DaemonProcess(tool, arguments, log: scratch.path("second.log"))
         defer { second.stop() }
@@ -141,6 +149,14 @@ import Testing
             .split(separator: "\n").filter { $0.contains("\"GET /slow/big.bin ") }
         #expect(requests.count == 2, "\(requests)")
         #expect(requests.last?.contains("\" 206 ") == true, "the restart did not resume with Range: \(requests)")
+        if signal == SIGTERM, let partial, let last = requests.last {
+            // A graceful stop synced and recorded every byte it had: the restart asks for the rest
+            // only (the combined log format: `"GET /path HTTP/1.1" STATUS BYTES`).
+            let fields = last.split(separator: "\"")
+            let sent = fields.count > 2 ? fields[2].split(separator: " ").dropFirst().first.flatMap { Int64($0) } : nil
+            #expect(
+                sent == Int64(3 << 19) - partial, "the restart asked for \(sent ?? -1) bytes, \(partial) were on disk")
+        }
         // SIGTERM stops it gracefully.
         #expect(await second.signal(SIGTERM) == 0, "\(second.logText)")
     }
