@@ -59,14 +59,19 @@ public final class FleetWorker: Sendable {
         /// The most connections one task may open here, whatever it was added with: what this
         /// service's claims count against the fleet's connections per origin. Nil: as added.
         public var maxConnectionsPerTask: Int?
+        /// How soon the synced progress of held tasks is recorded in the queue (with the renewal
+        /// of every held lease, in one call) once it moved: what a service that takes a task over
+        /// after a crash resumes from, so a crash early in a large file loses little of it.
+        public var progressInterval: Duration
 
         /// A configuration.
         public init(
             slots: Int = 5, claimBatch: Int = 50, renewalInterval: Duration? = nil,
             initialBackoff: Duration = .milliseconds(100), maximumBackoff: Duration = .seconds(5),
             idleClaimInterval: Duration = .seconds(1), maxConnectionsPerTask: Int? = nil, prefetch: Int = 0,
-            finishDelay: Duration = .milliseconds(20)
+            finishDelay: Duration = .milliseconds(20), progressInterval: Duration = .seconds(1)
         ) {
+            self.progressInterval = max(.milliseconds(10), progressInterval)
             self.prefetch = max(0, prefetch)
             self.finishDelay = max(.zero, finishDelay)
             self.maxConnectionsPerTask = maxConnectionsPerTask.map { max(1, $0) }
@@ -120,6 +125,8 @@ public final class FleetWorker: Sendable {
         /// Each held task's bytes at its last renewal, and when: its speed since then goes into
         /// the next renewal (``QueueMetaKey/speed``).
         var renewed: [String: (bytes: Int64, at: ContinuousClock.Instant)] = [:]
+        /// Each held task's synced offset as last recorded in the queue.
+        var recordedOffsets: [String: Int64] = [:]
         var statistics = Statistics()
     }
 
@@ -177,7 +184,8 @@ public final class FleetWorker: Sendable {
                 if let since, ended >= configuration.claimBatch || clock.now - since >= configuration.finishDelay {
                     try flushOutcomes()
                 }
-                if clock.now - lastRenewal >= renewal {
+                let sinceRenewal = clock.now - lastRenewal
+                if sinceRenewal >= renewal || (sinceRenewal >= configuration.progressInterval && progressMoved()) {
                     try renew()
                     lastRenewal = clock.now
                     lastConfirmed = clock.now
@@ -186,6 +194,7 @@ public final class FleetWorker: Sendable {
                 backoff = configuration.initialBackoff
                 if claimed > 0 { continue }
                 var wait = min(renewal, configuration.idleClaimInterval)
+                if state.withLock({ !$0.held.isEmpty }) { wait = min(wait, configuration.progressInterval) }
                 if let since = state.withLock({ $0.outcomesSince }) {
                     wait = min(wait, max(.zero, since + configuration.finishDelay - clock.now))
                 }
@@ -320,12 +329,22 @@ public final class FleetWorker: Sendable {
         return (path, resume.validator)
     }
 
+    /// Whether a held task's synced offset moved since the queue last recorded it.
+    private func progressMoved() -> Bool {
+        state.withLock { state in
+            state.held.keys.contains { url in
+                (manager.task(url)?.record.resumeRecord?.offset ?? 0) != (state.recordedOffsets[url] ?? 0)
+            }
+        }
+    }
+
     private func renew() throws(StoreError) {
         let progress = state.withLock { state in
             let now = ContinuousClock.now
             let progress = state.held.values.map { claimed -> StoredTask in
                 var task = queueRecord(of: claimed)
                 task.state = .downloading
+                state.recordedOffsets[task.urlString] = task.resumeRecord?.offset ?? 0
                 // The speed since the last renewal (from the bytes received, live; the record's
                 // progress moves at checkpoints), for the other services' clients.
                 let url = task.urlString
@@ -340,6 +359,7 @@ public final class FleetWorker: Sendable {
                 return task
             }
             state.renewed = state.renewed.filter { state.held[$0.key] != nil }
+            state.recordedOffsets = state.recordedOffsets.filter { state.held[$0.key] != nil }
             return progress
         }
         guard !progress.isEmpty else { return }
