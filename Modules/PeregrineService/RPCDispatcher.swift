@@ -99,17 +99,21 @@ public final class RPCDispatcher: Sendable {
         adoptTasks()
     }
 
-    /// Reads GIDs, options and the paused mark back from the tasks' meta info.
+    /// Reads GIDs, options and the paused mark back from the tasks' meta info. In a fleet a
+    /// task's GID is the queue's (`GID.fleet`), whatever this service stored or never stored for
+    /// it, so that it stays the same on every service and across restarts.
     private func adoptTasks() {
         var newGIDs: [(String, GID)] = []
         var requestOptions: [(String, DownloadOptions)] = []
+        let isFleet = configuration.fleetQueue != nil
         for snapshot in manager.engine.tasks() {
             let url = snapshot.urlString
             let meta = manager.metaInfo(ofTask: url) ?? [:]
+            var stored: GID?
+            if case .string(let text) = meta[MetaKey.gid] { stored = GID(hex: text) }
+            if isFleet, stored != GID.fleet(url) { stored = nil }
             state.withLock { state in
-                if case .string(let text) = meta[MetaKey.gid], let gid = GID(hex: text),
-                    state.table.insert(gid, url: url)
-                {
+                if let gid = stored, state.table.insert(gid, url: url) {
                     if case .dictionary(let stored) = meta[MetaKey.options] {
                         var options = DownloadOptions()
                         for case (let key, .string(let value)) in stored { options.values[key] = value }
@@ -118,7 +122,8 @@ public final class RPCDispatcher: Sendable {
                     }
                     if case .boolean(true) = meta[MetaKey.paused] { state.paused.insert(gid) }
                 } else {
-                    let (gid, _) = state.table.gid(for: url, using: &state.generator)
+                    let (gid, _) = state.table.gid(
+                        for: url, preferring: isFleet ? GID.fleet(url) : nil, using: &state.generator)
                     newGIDs.append((url, gid))
                 }
             }
