@@ -26,10 +26,16 @@ struct DaemonCommand: AsyncParsableCommand {
             gracefully: transfers stop with their resume records and the store is saved; started \
             again, the downloads are back and unfinished ones continue. Logs go to standard error. \
             Under systemd (Type=notify) it reports readiness once it listens. \
-            `peregrine daemon ARGS` runs this program with the same arguments.
+            `peregrine daemon ARGS` runs this program with the same arguments. Exit status: 0 after \
+            a graceful stop, 64 for bad usage, 75 when the store cannot be opened (another process \
+            holds it: the message names it), 1 for any other failure.
             """,
         version: peregrineVersion
     )
+
+    /// The exit status when the store cannot be opened (`EX_TEMPFAIL`: held by another process,
+    /// say), which is no usage error.
+    static let storeUnavailableStatus: Int32 = 75
 
     @Option(name: .customLong("dir"), help: "The download root: every file lands inside it.")
     var directory: String
@@ -154,7 +160,9 @@ struct DaemonCommand: AsyncParsableCommand {
         do {
             manager = try DownloadManager(identifier: "daemon", configuration: configuration)
         } catch {
-            throw ValidationError("cannot open the service's store in \(stateDirectory): \(error)")
+            // Not a usage error: one line that says what holds the store, and a status of its own.
+            printError("cannot open the service's store in \(stateDirectory): \(error)")
+            throw ExitCode(Self.storeUnavailableStatus)
         }
         let fleetQueue = try openFleetQueue(logger: logger)
         let slots = fleetSlots ?? maxConcurrentDownloads ?? 5

@@ -161,6 +161,28 @@ import Testing
         #expect(await second.signal(SIGTERM) == 0, "\(second.logText)")
     }
 
+    /// A second daemon on the state of a running one is refused in one line that names the
+    /// process holding the store, with status 75, never the usage text.
+    @Test func aStoreHeldByAnotherProcessIsRefusedNamingItsPID() async throws {
+        let tool = try #require(Self.peregrine, "no peregrine binary beside the tests: build with --build-tests")
+        let scratch = try TemporaryDirectory(prefix: "peregrine-held-store")
+        defer { scratch.remove() }
+        let arguments = [
+            "daemon", "--dir", scratch.path("downloads"), "--state", scratch.path("state"), "--rpc-listen-port",
+            "{port}",
+        ]
+        let first = try await DaemonProcess(tool, arguments, log: scratch.path("first.log"))
+        defer { first.stop() }
+        let second = try await ChildProcess.run(
+            tool, arguments.map { $0 == "{port}" ? "0" : $0 }, allowFailure: true)
+        #expect(second.status == 75, "\(second.errorText)")
+        let lines = second.errorText.split(separator: "\n")
+        #expect(lines.count == 1, "\(second.errorText)")
+        #expect(second.errorText.contains("process \(first.process.processIdentifier)"), "\(second.errorText)")
+        #expect(!second.errorText.contains("Usage"), "\(second.errorText)")
+        #expect(await first.signal(SIGTERM) == 0, "\(first.logText)")
+    }
+
     /// `peregrine add|ls|pause|resume|rm` drive a running daemon, with `--json` output and
     /// exit statuses 0 (done), 1 (refused), 2 (unreachable).
     @Test func theCommandLineClientDrivesARunningDaemon() async throws {
