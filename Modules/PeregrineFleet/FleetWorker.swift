@@ -239,8 +239,21 @@ public final class FleetWorker: Sendable {
             if let cap = configuration.maxConnectionsPerTask { connections = min(connections ?? cap, cap) }
             let speedLimit = task.speedLimit.flatMap { try? SpeedLimit(bytesPerSecond: $0) }
             do throws(DownloadManagerError) {
-                if manager.task(task.urlString) != nil {
-                    // Known from an earlier lease of this service: continue it where it is.
+                var local = manager.task(task.urlString)
+                if let known = local, isNewerElsewhere(task, than: known.record) {
+                    // Known from an earlier lease here, but another service got further since:
+                    // its synced bytes win, and this service's older copy goes with its file.
+                    forget(task.urlString)
+                    local = nil
+                }
+                if let local {
+                    // Known from an earlier lease of this service: continue it where it is. A
+                    // partial file another holder left since, behind, is nobody's now.
+                    if let other = task.temporaryFileName, other != local.record.temporaryFileName,
+                        !other.contains("/")
+                    {
+                        unlink(manager.downloadDirectory + "/" + other)
+                    }
                     _ = try manager.resumeTasks([task.urlString])
                 } else if let partial = partialFile(of: task) {
                     try manager.resumeOuterDownload(
@@ -316,6 +329,28 @@ public final class FleetWorker: Sendable {
         return task
     }
 
+    /// Whether the queue records more synced bytes of a task, in a partial file of another
+    /// holder that this service can read, than this service's own copy has.
+    private func isNewerElsewhere(_ task: StoredTask, than record: DownloadTaskRecord) -> Bool {
+        guard let other = task.temporaryFileName, other != record.temporaryFileName, !other.contains("/"),
+            let offset = task.resumeRecord?.offset, offset > (record.resumeRecord?.offset ?? 0),
+            record.state != .finished
+        else { return false }
+        var status = stat()
+        return stat(manager.downloadDirectory + "/" + other, &status) == 0 && Int64(status.st_size) >= offset
+    }
+
+    /// Deletes this service's copy of a task, with its partial file (out of its list, then for
+    /// good when the manager keeps a trash).
+    private func forget(_ url: String) {
+        do throws(DownloadManagerError) {
+            if manager.indexPath(ofTask: url) != nil { try manager.deleteTasks([url], keepFinishedFile: true) }
+            if let list = manager.task(url)?.record.list { try manager.cleanupToDeleteTasks([url], in: list) }
+        } catch {
+            logger.error("cannot delete this service's copy of \(url): \(error)")
+        }
+    }
+
     /// The previous owner's partial file, cut to the offset it recorded (bytes after it may not
     /// have reached the disk), when it is in this manager's download directory.
     private func partialFile(of task: StoredTask) -> (path: String, validator: ResumeValidator?)? {
@@ -380,15 +415,7 @@ public final class FleetWorker: Sendable {
         guard let present = try? queue.entries(lost) else { return }
         let removed = lost.filter { present[$0] == nil }
         guard !removed.isEmpty else { return }
-        for url in removed {
-            do throws(DownloadManagerError) {
-                // Out of its list (into the trash when the manager keeps one), then for good.
-                if manager.indexPath(ofTask: url) != nil { try manager.deleteTasks([url], keepFinishedFile: true) }
-                if let list = manager.task(url)?.record.list { try manager.cleanupToDeleteTasks([url], in: list) }
-            } catch {
-                logger.error("cannot delete \(url), removed from the queue: \(error)")
-            }
-        }
+        for url in removed { forget(url) }
     }
 
     private func flushOutcomes() throws(StoreError) {

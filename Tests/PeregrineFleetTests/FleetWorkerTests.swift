@@ -27,13 +27,15 @@ struct FleetWorkerTests {
     private func service(
         _ name: String, scratch: TemporaryDirectory, server: MockServer, connection: String,
         mode: MockTransport.Mode = .automatic, lease: Duration = .seconds(30), slots: Int = 8,
-        transport: MockTransport? = nil
+        transport: MockTransport? = nil, manager existing: DownloadManager? = nil
     ) throws -> Service {
-        let manager = try DownloadManager(
-            identifier: name,
-            configuration: DownloadManager.Configuration(
-                downloadDirectory: scratch.path("downloads"), stateDirectory: scratch.path("state-\(name)"),
-                transport: transport ?? MockTransport(server: server, mode: mode), maxDownloadCount: slots))
+        let manager =
+            try existing
+            ?? DownloadManager(
+                identifier: name,
+                configuration: DownloadManager.Configuration(
+                    downloadDirectory: scratch.path("downloads"), stateDirectory: scratch.path("state-\(name)"),
+                    transport: transport ?? MockTransport(server: server, mode: mode), maxDownloadCount: slots))
         let queue = try PostgresClaimingQueue(
             queue: "fleet", connectionString: connection, owner: name, leaseDuration: lease)
         let worker = FleetWorker(
@@ -131,6 +133,57 @@ struct FleetWorkerTests {
         #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: file))) == body.allBytes)
         // The dead service, back, cannot finish what it lost.
         #expect(try dead.finish([claimed]).isEmpty)
+    }
+
+    /// A service back after another took its task further: the queue's newer synced bytes win
+    /// over the service's own older copy (deleted, with its partial file), and no partial file
+    /// is left over.
+    @Test func aReturningServiceContinuesFromTheNewestSyncedBytesNotItsOwnOlderCopy() async throws {
+        let scratch = try TemporaryDirectory(prefix: "peregrine-fleet")
+        defer { scratch.remove() }
+        let (_, _, connection) = try await FleetPostgres.freshDatabase("newest")
+        let server = MockServer()
+        let body = MockBody.generated(seed: 8, count: 100_000)
+        server.setRoute(.file(body, entityTag: .fixed("\"v1\"")), for: "/big.bin")
+        let url = "http://mock.test/big.bin"
+        let downloads = scratch.path("downloads")
+        try FileManager.default.createDirectory(atPath: downloads, withIntermediateDirectories: true)
+
+        // The returning service's own copy: stopped at 20,000 bytes, from an earlier lease.
+        let manager = try DownloadManager(
+            identifier: "returning",
+            configuration: DownloadManager.Configuration(
+                downloadDirectory: downloads, stateDirectory: scratch.path("state-returning"),
+                transport: MockTransport(server: server), maxDownloadCount: 8))
+        try Data(body.bytes(in: 0..<20_000)).write(to: URL(fileURLWithPath: scratch.path("old.part")))
+        try manager.resumeOuterDownload(
+            urlString: url, partialFile: scratch.path("old.part"), validator: .entityTag("\"v1\""),
+            expectedLength: 100_000)
+        let ownPartial = try #require(manager.task(url)?.record.temporaryFileName)
+
+        // Another service took it to 60,000 bytes since, recorded them, and died.
+        let other = try PostgresClaimingQueue(
+            queue: "fleet", connectionString: connection, owner: "other", leaseDuration: .milliseconds(200))
+        defer { other.close() }
+        _ = try other.enqueue([task(url)])
+        var claimed = try #require(try other.claim(limit: 1).first).task
+        try Data(body.bytes(in: 0..<60_000)).write(to: URL(fileURLWithPath: downloads + "/other.part"))
+        claimed.temporaryFileName = "other.part"
+        claimed.receivedLength = 60_000
+        claimed.expectedLength = 100_000
+        claimed.resumeRecord = ResumeRecord(offset: 60_000, validator: .entityTag("\"v1\""), expectedLength: 100_000)
+        #expect(try other.renew([claimed]) == [url])
+
+        let returning = try service(
+            "returning", scratch: scratch, server: server, connection: connection, manager: manager)
+        try await eventually("the returning service finished the task") { returning.worker.statistics.finished == 1 }
+        await returning.stop()
+        let requests = server.requests(for: "/big.bin")
+        #expect(requests.map { $0.headers["Range"] } == ["bytes=60000-"], "\(requests)")
+        let file = try #require(manager.filePath(ofTask: url))
+        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: file))) == body.allBytes)
+        let entries = try FileManager.default.contentsOfDirectory(atPath: downloads)
+        #expect(entries == ["big.bin"], "partial files left: \(entries) (own: \(ownPartial))")
     }
 
     @Test func aServiceCutOffFromTheDatabaseStopsItsDownloadsAndAnotherFinishesThem() async throws {
