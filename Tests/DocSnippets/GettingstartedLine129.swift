@@ -27,6 +27,8 @@ func snippetGettingstartedLine129() async throws {
         .failure { print("failed:", $0) }
 
     // Or await one download, or several (cancelling the waiting task stops the waiting only).
+    // `value` throws a FailureReason: the task's failure, or .stopped, .inTrash or .deleted when the
+    // task is stopped, trashed or deleted while awaited (.cancelled when the waiting is cancelled).
     let file = try await manager.download("https://example.org/d.tar").value
     let outcomes = await manager.results(of: ["https://example.org/a.iso", "https://example.org/b.pdf"])
 

@@ -1,6 +1,8 @@
 import Foundation
 import Peregrine
+import PeregrineCurlTransport
 import PeregrineMockTransport
+import TestSupport
 import Testing
 
 @Suite struct DownloadTaskHandleTests {
@@ -122,6 +124,46 @@ import Testing
         async let file = stopped.value
         h.runUntilIdle()
         #expect(try await file.lastPathComponent == "s.bin")
+    }
+
+    /// The same against nginx through libcurl: awaits of throttled downloads end when their
+    /// tasks are stopped, trashed or deleted, and a resumed one ends with its file.
+    @Test func anAwaitEndsWhenItsTaskIsStoppedTrashedOrDeletedAgainstNginx() async throws {
+        let scratch = try TemporaryDirectory(prefix: "peregrine-await-nginx")
+        defer { scratch.remove() }
+        let nginx = try NginxServer(.init(limitRate: 262_144))
+        defer { nginx.stop() }
+        var random = SeededRandom(seed: 77)
+        let data = Data(random.bytes(2 << 20))
+        for name in ["s", "t", "d"] {
+            try data.write(to: URL(fileURLWithPath: nginx.documentPath("/\(name).bin")))
+        }
+        try await nginx.start()
+        let transport = CurlTransport()
+        defer { transport.shutdown() }
+        let manager = try DownloadManager(
+            identifier: "await",
+            configuration: DownloadManager.Configuration(
+                downloadDirectory: scratch.path("downloads"), stateDirectory: scratch.path("state"),
+                transport: transport, maxDownloadCount: 3))
+        defer { manager.shutDown() }
+        let urls = ["s", "t", "d"].map { nginx.httpURL("/\($0).bin") }
+        let handles = try urls.map { try manager.download($0) }
+        async let stopEnd = Self.code(ofAwaiting: handles[0])
+        async let trashEnd = Self.code(ofAwaiting: handles[1])
+        async let deleteEnd = Self.code(ofAwaiting: handles[2])
+        while handles.map(\.waiterCount).reduce(0, +) < 3 { try await Task.sleep(for: .milliseconds(1)) }
+        _ = try manager.stopTasks([urls[0]])
+        manager.isTrashOpened = true
+        _ = try manager.deleteTasks([urls[1]])
+        manager.isTrashOpened = false
+        _ = try manager.deleteTasks([urls[2]])
+        #expect(await stopEnd == .stopped)
+        #expect(await trashEnd == .inTrash)
+        #expect(await deleteEnd == .deleted)
+        _ = try manager.resumeTasks([urls[0]])
+        let file = try await handles[0].value
+        #expect(FileManager.default.contents(atPath: file.path) == data)
     }
 
     /// The code an await on `handle` ends with; nil when it ends with a file.

@@ -7,8 +7,8 @@ import PeregrineCurlTransport
 import PeregrineEngine
 import PeregrineTransport
 
-// Docs/GettingStarted.md:293
-func snippetGettingstartedLine293() async throws {
+// Docs/GettingStarted.md:295
+func snippetGettingstartedLine295() async throws {
     let transport = CurlTransport()
     let request = try TransferRequest(url: "https://example.org/a.iso")
     let sink = MemorySink()

@@ -7,8 +7,8 @@ import Peregrine
 import PeregrineFleet
 import PeregrinePostgresStorage
 
-// Docs/Fleet.md:101
-func snippetFleetLine101() async throws {
+// Docs/Fleet.md:106
+func snippetFleetLine106() async throws {
     let manager = try DownloadManager(
         identifier: "service-a",
         configuration: DownloadManager.Configuration(
