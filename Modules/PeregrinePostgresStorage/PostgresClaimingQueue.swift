@@ -119,6 +119,7 @@ public final class PostgresClaimingQueue: ClaimingTaskQueue {
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         state = Mutex(State())
         do throws(StoreError) {
+            // Migrations may wait for another service's: the connect timeout, not a call's deadline.
             let session = try PostgresSession.connect(to: location, on: group.next(), logger: logger)
             do throws(StoreError) {
                 try PostgresTaskStore.migrate(session, location: location, logger: logger)
@@ -127,6 +128,7 @@ public final class PostgresClaimingQueue: ClaimingTaskQueue {
                 session.close()
                 throw error
             }
+            session.deadline = callDeadline
             state.withLock { $0.session = session }
             try startListening()
         } catch {
@@ -705,7 +707,8 @@ public final class PostgresClaimingQueue: ClaimingTaskQueue {
             return state.listener.map(\.isClosed) ?? true
         }
         guard needed else { return }
-        let session = try PostgresSession.connect(to: location, on: group.next(), logger: logger)
+        let session = try PostgresSession.connect(
+            to: location, on: group.next(), logger: logger, deadline: callDeadline)
         let queue = queue
         let (work, ended) = (work, ended)
         session.connection.addListener(channel: Self.channel) { _, notification in
@@ -732,6 +735,14 @@ public final class PostgresClaimingQueue: ClaimingTaskQueue {
 
     // MARK: Connection
 
+    /// How long a call may wait for the database before its connection is dropped as lost:
+    /// a third of the lease, at most the connect timeout, so that a service cut off by a network
+    /// that drops packets learns it before its leases can expire — and at least 5 s, so that a
+    /// database that is only slow (a loaded machine) is not cut off call after call.
+    var callDeadline: Duration {
+        min(location.connectTimeout, max(.seconds(5), leaseDuration / 3))
+    }
+
     private func withSession<Result: Sendable>(
         doing what: String, _ body: (PostgresSession) throws(StoreError) -> Result
     ) throws(StoreError) -> Result {
@@ -744,7 +755,8 @@ public final class PostgresClaimingQueue: ClaimingTaskQueue {
                 state.session?.close()
                 state.session = nil
                 logger.notice("connecting again to \(location)")
-                session = try PostgresSession.connect(to: location, on: group.next(), logger: logger)
+                session = try PostgresSession.connect(
+                    to: location, on: group.next(), logger: logger, deadline: callDeadline)
                 do throws(StoreError) {
                     try Self.prepare(session)
                 } catch {

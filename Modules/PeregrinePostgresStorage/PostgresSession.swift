@@ -8,26 +8,45 @@ import Synchronization
 /// until the answers are in.
 ///
 /// Not thread-safe: ``PostgresTaskStore`` calls it under its lock.
+///
+/// Every call has a deadline (``deadline``): a server that does not answer in time — a network
+/// that drops packets without resetting anything — gets its connection closed, which fails the
+/// call with `unavailable` as a lost connection does, and the caller connects again.
 final class PostgresSession: Sendable {
     let connection: PostgresConnection
     let logger: Logger
     private let location: PostgresStoreLocation
+    private let deadlineNanoseconds: Atomic<Int64>
 
     private static let nextID = Atomic<Int>(1)
 
-    private init(connection: PostgresConnection, location: PostgresStoreLocation, logger: Logger) {
+    private init(connection: PostgresConnection, location: PostgresStoreLocation, logger: Logger, deadline: Duration) {
         self.connection = connection
         self.location = location
         self.logger = logger
+        deadlineNanoseconds = Atomic(Self.nanoseconds(deadline))
     }
 
-    /// Connects, within the location's connect timeout.
+    /// How long a call (a statement, a transaction's batch, the close) may wait for the server.
+    var deadline: Duration {
+        get { .nanoseconds(deadlineNanoseconds.load(ordering: .relaxed)) }
+        set { deadlineNanoseconds.store(Self.nanoseconds(newValue), ordering: .relaxed) }
+    }
+
+    private static func nanoseconds(_ duration: Duration) -> Int64 {
+        let components = duration.components
+        return max(1, components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000)
+    }
+
+    /// Connects, within the location's connect timeout: the TCP connection and the login both
+    /// (a server that accepts but never answers the startup is a failed connect).
     ///
+    /// - Parameter deadline: the deadline of each later call; the connect timeout when nil.
     /// - Throws: `StoreError.Code.unavailable` naming the (redacted) location when the server
-    ///   cannot be reached or refuses the login.
-    static func connect(to location: PostgresStoreLocation, on eventLoop: any EventLoop, logger: Logger)
-        throws(StoreError) -> PostgresSession
-    {
+    ///   cannot be reached, does not answer in time or refuses the login.
+    static func connect(
+        to location: PostgresStoreLocation, on eventLoop: any EventLoop, logger: Logger, deadline: Duration? = nil
+    ) throws(StoreError) -> PostgresSession {
         var configuration: PostgresConnection.Configuration
         switch location.endpoint {
         case .tcp(let host, let port):
@@ -44,25 +63,75 @@ final class PostgresSession: Sendable {
             components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000)
         configuration.options.additionalStartupParameters = [("application_name", location.applicationName)]
         let id = nextID.add(1, ordering: .relaxed).oldValue
+        let connecting = PostgresConnection.connect(on: eventLoop, configuration: configuration, id: id, logger: logger)
+        // The connect timeout covers the TCP connection only: the login gets the same bound.
+        let answered = eventLoop.makePromise(of: PostgresConnection.self)
+        let late = eventLoop.scheduleTask(in: .nanoseconds(nanoseconds(location.connectTimeout))) {
+            answered.fail(DeadlineExceeded())
+        }
+        connecting.whenComplete { result in
+            late.cancel()
+            answered.completeWith(result)
+        }
+        // A login that answers after the deadline is closed at once: nobody uses it.
+        answered.futureResult.whenFailure { _ in
+            connecting.whenSuccess { connection in
+                let _: EventLoopFuture<Void> = connection.close()
+            }
+        }
         do {
-            let connection = try PostgresConnection.connect(
-                on: eventLoop, configuration: configuration, id: id, logger: logger
-            ).wait()
-            return PostgresSession(connection: connection, location: location, logger: logger)
+            let connection = try answered.futureResult.wait()
+            return PostgresSession(
+                connection: connection, location: location, logger: logger,
+                deadline: deadline ?? location.connectTimeout)
+        } catch is DeadlineExceeded {
+            throw StoreError(
+                .unavailable, path: location.description,
+                "cannot connect to the database: no answer within \(location.connectTimeout)")
         } catch {
             throw mapError(error, location: location, doing: "cannot connect to", connecting: true)
         }
     }
 
+    /// A call got no answer within its deadline.
+    private struct DeadlineExceeded: Error {}
+
     /// Whether the connection is known to be gone.
     var isClosed: Bool { connection.isClosed }
 
+    /// Waits for `futures` (sent together) within the deadline; past it the connection is
+    /// closed, which fails whatever is still pending. Returns each result in order.
+    private func answers<T: Sendable>(
+        _ futures: [EventLoopFuture<T>], doing what: String
+    ) throws(StoreError) -> [Result<T, any Error>] {
+        let timedOut = Atomic(false)
+        let connection = self.connection
+        let timer = connection.eventLoop.scheduleTask(in: .nanoseconds(deadlineNanoseconds.load(ordering: .relaxed))) {
+            timedOut.store(true, ordering: .relaxed)
+            let _: EventLoopFuture<Void> = connection.close()
+        }
+        defer { timer.cancel() }
+        let results = futures.map { future -> Result<T, any Error> in
+            do {
+                return .success(try future.wait())
+            } catch {
+                return .failure(error)
+            }
+        }
+        if timedOut.load(ordering: .relaxed), results.contains(where: { if case .failure = $0 { true } else { false } })
+        {
+            throw StoreError(
+                .unavailable, path: location.description,
+                "\(what) the database: no answer within \(deadline); the connection was dropped")
+        }
+        return results
+    }
+
     /// Runs one statement outside a transaction and returns its rows.
     func query(_ query: PostgresQuery, doing what: String) throws(StoreError) -> PostgresQueryResult {
-        do {
-            return try connection.query(query, logger: logger).wait()
-        } catch {
-            throw Self.mapError(error, location: location, doing: what)
+        switch try answers([connection.query(query, logger: logger)], doing: what)[0] {
+        case .success(let result): return result
+        case .failure(let error): throw Self.mapError(error, location: location, doing: what)
         }
     }
 
@@ -79,11 +148,10 @@ final class PostgresSession: Sendable {
         var results: [PostgresQueryResult] = []
         results.reserveCapacity(futures.count)
         var firstError: (any Error)?
-        for future in futures {
-            do {
-                results.append(try future.wait())
-            } catch {
-                if firstError == nil { firstError = error }
+        for answer in try answers(futures, doing: what) {
+            switch answer {
+            case .success(let result): results.append(result)
+            case .failure(let error): if firstError == nil { firstError = error }
             }
         }
         if let firstError { throw Self.mapError(firstError, location: location, doing: what) }
@@ -94,9 +162,11 @@ final class PostgresSession: Sendable {
         return Array(results.dropFirst().dropLast())
     }
 
-    /// Closes the connection and waits for it.
+    /// Closes the connection and waits for it, within the deadline (a server that does not
+    /// answer is left behind: the channel closes without it).
     func close() {
-        _ = try? connection.close().wait()
+        let closing: EventLoopFuture<Void> = connection.close()
+        _ = try? answers([closing], doing: "cannot close the connection to")
     }
 
     /// The `StoreError` for a failure of PostgresNIO: `unavailable` when the connection is gone

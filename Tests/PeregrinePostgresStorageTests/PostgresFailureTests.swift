@@ -145,3 +145,92 @@ struct PostgresFailureTests {
         Issue.record("timed out waiting for: \(countQuery)")
     }
 }
+
+/// A network that drops packets without resetting anything, between a queue and PostgreSQL
+/// (`Tests/Tools/blackhole_proxy.py`, told "cut" and "open" on its input): a call waits for no
+/// answer past its deadline (a third of the lease, at least 5 s), fails as a lost connection
+/// does, and once the network forwards again the next call connects again and works.
+@Suite("PostgreSQL behind a network that drops packets")
+struct PostgresPartitionTests {
+    static var proxyScript: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Tools/blackhole_proxy.py").path
+    }
+
+    @Test func aCallPastItsDeadlineFailsAsALostConnectionAndTheNextConnectsAgain() async throws {
+        let (server, _, connection) = try await SharedPostgres.freshDatabase("partition")
+        let proxy = Process()
+        proxy.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        proxy.arguments = ["python3", Self.proxyScript, String(server.port)]
+        let output = Pipe()
+        let commands = Pipe()
+        proxy.standardOutput = output
+        proxy.standardInput = commands
+        try proxy.run()
+        func send(_ command: String) throws {
+            try commands.fileHandleForWriting.write(contentsOf: Data((command + "\n").utf8))
+        }
+        // It ends with its input; Foundation reaps it (waiting for it from a task's thread spins
+        // Foundation's run loop).
+        defer { try? commands.fileHandleForWriting.close() }
+        /// The proxy's next line: its port, then "cut" or "open" once a signal took effect.
+        func nextLine() async throws -> String {
+            try await onThreadOfItsOwn { () -> String in
+                var bytes: [UInt8] = []
+                while let byte = try output.fileHandleForReading.read(upToCount: 1)?.first, byte != 10 {
+                    bytes.append(byte)
+                }
+                return String(decoding: bytes, as: UTF8.self)
+            }
+        }
+        let line = try await nextLine()
+        let proxyPort = try #require(Int(line), "the proxy printed \(line)")
+        let throughProxy = connection.replacingOccurrences(of: ":\(server.port)/", with: ":\(proxyPort)/")
+        let queue = try PostgresClaimingQueue(
+            queue: "cut", connectionString: throughProxy, owner: "cut-off", leaseDuration: .seconds(3))
+        defer { queue.close() }
+        _ = try queue.enqueue([
+            StoredTask(urlString: "https://example.org/a", receivedLength: 0, state: .pending, addedAt: Date())
+        ])
+
+        try send("cut")
+        try #require(try await nextLine() == "cut")
+        // On a thread of its own: the call blocks its thread. Bounded by the deadline, not by
+        // this test: a call that hung would hang the test.
+        let started = ContinuousClock.now
+        let cutOff = try await onThreadOfItsOwn { () -> StoreError? in
+            do throws(StoreError) {
+                _ = try queue.claim(limit: 1)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        print("partition: the call failed after \(ContinuousClock.now - started): \(cutOff?.message ?? "no error")")
+        #expect(cutOff?.code == .unavailable, "\(String(describing: cutOff))")
+        #expect(cutOff?.message.contains("no answer within") == true, "\(String(describing: cutOff))")
+
+        try send("open")
+        try #require(try await nextLine() == "open")
+        let claimed = try await onThreadOfItsOwn { () -> [TaskLease] in
+            var lastError: StoreError?
+            for _ in 0..<50 {
+                do throws(StoreError) {
+                    return try queue.claim(limit: 1)
+                } catch {
+                    lastError = error
+                    usleep(100_000)
+                }
+            }
+            throw lastError ?? StoreError(.unavailable, path: nil, "no claim")
+        }
+        #expect(claimed.map(\.task.urlString) == ["https://example.org/a"])
+    }
+}
+
+/// Runs blocking work on a thread of its own, so that no cooperative thread is held.
+private func onThreadOfItsOwn<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
+}
