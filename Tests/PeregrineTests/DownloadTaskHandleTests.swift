@@ -103,10 +103,12 @@ import Testing
         async let stopEnd = Self.code(ofAwaiting: stopped)
         async let trashEnd = Self.code(ofAwaiting: trashed)
         async let deleteEnd = Self.code(ofAwaiting: deleted)
-        // Each await must be waiting before its task is ended: the handle counts its waiters.
-        while stopped.waiterCount + trashed.waiterCount + deleted.waiterCount < 3 {
+        // Each await must be waiting before its task is ended: the handle counts its waiters (the
+        // transfers cannot end meanwhile: the virtual clock stands still).
+        for _ in 0..<60_000 where stopped.waiterCount + trashed.waiterCount + deleted.waiterCount < 3 {
             try await Task.sleep(for: .milliseconds(1))
         }
+        try #require([stopped, trashed, deleted].map(\.waiterCount) == [1, 1, 1])
         _ = try h.manager.stopTasks([h.url("/s.bin")])
         h.manager.isTrashOpened = true
         _ = try h.manager.deleteTasks([h.url("/t.bin")])
@@ -126,15 +128,16 @@ import Testing
         #expect(try await file.lastPathComponent == "s.bin")
     }
 
-    /// The same against nginx through libcurl: awaits of throttled downloads end when their
-    /// tasks are stopped, trashed or deleted, and a resumed one ends with its file.
+    /// The same against nginx through libcurl: awaits of throttled downloads (two minutes each,
+    /// so none can end first however slow the machine) end when their tasks are stopped, trashed
+    /// or deleted, and a resumed one is awaited again.
     @Test func anAwaitEndsWhenItsTaskIsStoppedTrashedOrDeletedAgainstNginx() async throws {
         let scratch = try TemporaryDirectory(prefix: "peregrine-await-nginx")
         defer { scratch.remove() }
-        let nginx = try NginxServer(.init(limitRate: 262_144))
+        let nginx = try NginxServer(.init(limitRate: 32_768))
         defer { nginx.stop() }
         var random = SeededRandom(seed: 77)
-        let data = Data(random.bytes(2 << 20))
+        let data = Data(random.bytes(4 << 20))
         for name in ["s", "t", "d"] {
             try data.write(to: URL(fileURLWithPath: nginx.documentPath("/\(name).bin")))
         }
@@ -152,7 +155,11 @@ import Testing
         async let stopEnd = Self.code(ofAwaiting: handles[0])
         async let trashEnd = Self.code(ofAwaiting: handles[1])
         async let deleteEnd = Self.code(ofAwaiting: handles[2])
-        while handles.map(\.waiterCount).reduce(0, +) < 3 { try await Task.sleep(for: .milliseconds(1)) }
+        // Each await must be waiting before its task is ended (a bound on a hang only).
+        for _ in 0..<60_000 where handles.map(\.waiterCount).reduce(0, +) < 3 {
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        try #require(handles.map(\.waiterCount) == [1, 1, 1])
         _ = try manager.stopTasks([urls[0]])
         manager.isTrashOpened = true
         _ = try manager.deleteTasks([urls[1]])
@@ -161,9 +168,13 @@ import Testing
         #expect(await stopEnd == .stopped)
         #expect(await trashEnd == .inTrash)
         #expect(await deleteEnd == .deleted)
+        // Resumed, the task is awaited again, until the next stop.
         _ = try manager.resumeTasks([urls[0]])
-        let file = try await handles[0].value
-        #expect(FileManager.default.contents(atPath: file.path) == data)
+        async let again = Self.code(ofAwaiting: handles[0])
+        for _ in 0..<60_000 where handles[0].waiterCount < 1 { try await Task.sleep(for: .milliseconds(1)) }
+        try #require(handles[0].waiterCount == 1)
+        _ = try manager.stopTasks([urls[0]])
+        #expect(await again == .stopped)
     }
 
     /// The code an await on `handle` ends with; nil when it ends with a file.
