@@ -283,8 +283,11 @@ struct FleetWorkerTests {
         defer { scratch.remove() }
         let (_, _, connection) = try await FleetPostgres.freshDatabase("speed")
         let server = MockServer()
+        // 64 MiB at 64 KiB/s of the mock's clock: 1,024 s, more than the polls below can advance
+        // it before they give up, so the transfer still runs whenever the renewals come (a loaded
+        // machine may run them late).
         server.setRoute(
-            MockRoute.file(.generated(seed: 7, count: 256 * 1024)).throttled(toBytesPerSecond: 64 * 1024),
+            MockRoute.file(.generated(seed: 7, count: 64 << 20)).throttled(toBytesPerSecond: 64 * 1024),
             for: "/slow.bin")
         let url = "http://mock.test/slow.bin"
         let watcher = try PostgresClaimingQueue(queue: "fleet", connectionString: connection, owner: "watcher")
@@ -305,7 +308,7 @@ struct FleetWorkerTests {
         }
         #expect(seen > 0, "no speed was recorded while the task ran")
         try await eventually("the task finished") {
-            transport.advance(by: .seconds(1))
+            transport.advance(by: .seconds(30))
             return holder.worker.statistics.finished == 1
         }
         #expect(try watcher.entries([url])[url]?.task.metaInfo[QueueMetaKey.speed] == nil)
