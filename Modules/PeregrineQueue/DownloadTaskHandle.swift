@@ -71,12 +71,11 @@ public final class DownloadTaskHandle: Sendable {
     ///
     /// The await always ends: with the file, with the task's failure, or — when the task is
     /// stopped, moved to the trash or deleted, before or while it is awaited — with a reason of
-    /// code ``FailureReason/Code/stopped``, ``FailureReason/Code/inTrash`` or
-    /// ``FailureReason/Code/deleted``. A paused task (connection kept) is still awaited.
-    /// Cancelling the task that awaits stops the waiting with ``FailureReason/Code/cancelled``,
-    /// not the download: pause, stop or delete the task for that.
+    /// code `.stopped`, `.inTrash` or `.deleted`. A paused task (connection kept) is still
+    /// awaited. Cancelling the task that awaits stops the waiting with `.cancelled`, not the
+    /// download: pause, stop or delete the task for that.
     ///
-    /// - Throws: a `FailureReason`, so that a `switch` on its ``FailureReason/code`` needs no cast.
+    /// - Throws: a `FailureReason`, so that a `switch` on its `code` needs no cast.
     public var value: URL {
         get async throws(FailureReason) {
             let id = state.withLock { state -> UInt64 in
