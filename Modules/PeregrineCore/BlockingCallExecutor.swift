@@ -12,8 +12,9 @@
 /// code blocks these threads, never the cooperative pool's (two on a two-core machine), so the
 /// rest of the process — transfers, events, other clients — goes on.
 ///
-/// One executor per process (``shared``), started at first use; its threads live as long as
-/// the process, idle while nothing runs on them.
+/// One executor per process (``shared``), started at first use, and one for each caller that
+/// must not queue behind the others; their threads live as long as the process, idle while
+/// nothing runs on them.
 package final class BlockingCallExecutor: TaskExecutor, @unchecked Sendable {
     /// The process's executor, with two threads.
     package static let shared = BlockingCallExecutor(threads: 2)
@@ -25,8 +26,13 @@ package final class BlockingCallExecutor: TaskExecutor, @unchecked Sendable {
     private var next = 0
     /// The executor's threads (`ThreadIdentity`), as they started.
     private var threads: Set<UInt> = []
+    /// Set by ``stopWhenIdle()``: the threads end once no job is left.
+    private var stopping = false
 
-    private init(threads: Int) {
+    /// An executor of its own, for a caller whose blocking calls must not wait behind others'
+    /// (a fleet worker's lease renewals behind its clients' reads). Its threads live as long as
+    /// the process.
+    package init(threads: Int) {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
@@ -34,6 +40,13 @@ package final class BlockingCallExecutor: TaskExecutor, @unchecked Sendable {
         condition.initialize(to: pthread_cond_t())
         pthread_cond_init(condition, nil)
         for _ in 0..<threads { start() }
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        condition.deallocate()
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
     }
 
     package func enqueue(_ job: consuming ExecutorJob) {
@@ -55,6 +68,7 @@ package final class BlockingCallExecutor: TaskExecutor, @unchecked Sendable {
             &thread, nil,
             { context in
                 Unmanaged<BlockingCallExecutor>.fromOpaque(context!).takeRetainedValue().work()
+                return nil
             }, context)
         precondition(created == 0, "cannot start a thread for blocking calls: error \(created)")
         #if canImport(Darwin)
@@ -71,7 +85,16 @@ package final class BlockingCallExecutor: TaskExecutor, @unchecked Sendable {
         return threads.contains(ThreadIdentity.current)
     }
 
-    private func work() -> Never {
+    /// Ends the threads once they ran every job enqueued so far: for an executor of one caller
+    /// (see ``init(threads:)``) whose work is done. Nothing may be enqueued afterwards.
+    package func stopWhenIdle() {
+        pthread_mutex_lock(mutex)
+        stopping = true
+        pthread_cond_broadcast(condition)
+        pthread_mutex_unlock(mutex)
+    }
+
+    private func work() {
         pthread_mutex_lock(mutex)
         threads.insert(ThreadIdentity.current)
         pthread_mutex_unlock(mutex)
@@ -81,6 +104,11 @@ package final class BlockingCallExecutor: TaskExecutor, @unchecked Sendable {
                 // Drop what ran, so the array does not grow while the executor is busy.
                 jobs.removeAll(keepingCapacity: true)
                 next = 0
+                if stopping {
+                    threads.remove(ThreadIdentity.current)
+                    pthread_mutex_unlock(mutex)
+                    return
+                }
                 pthread_cond_wait(condition, mutex)
             }
             let job = jobs[next]

@@ -484,7 +484,7 @@ extension DownloadEngine {
             KillPoint.reach("engine.placed")
             if keptTemporary, let temporary {
                 let link = LeftoverLink(task: key, temporaryName: temporary, placedName: finalName)
-                effects.leftoverLinks.append(link)
+                if !state.holdsPlacedTemporaryNames { effects.leftoverLinks.append(link) }
                 state.leftoverLinks[temporary] = link
             }
             state.tasks[key]!.record.fileName = finalName

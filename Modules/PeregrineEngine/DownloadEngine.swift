@@ -457,9 +457,42 @@ public final class DownloadEngine: Sendable {
     /// records say where the files went, so the names are no longer needed to find them after a
     /// crash. Normally each name goes as soon as its own record is durable; this catches those
     /// whose callback has not come yet.
+    ///
+    /// While ``holdsPlacedTemporaryNames`` is set, this removes nothing.
     public func removePlacedTemporaryNames() {
-        let pending = state.withLock { Array($0.leftoverLinks.values) }
+        let pending = state.withLock { $0.holdsPlacedTemporaryNames ? [] : Array($0.leftoverLinks.values) }
         if !pending.isEmpty { removeLeftoverLinks(pending) }
+    }
+
+    /// Whether the temporary name of a placed file stays a hard link to it until
+    /// ``releasePlacedTemporaryName(ofTask:)``, rather than going once the task's record is
+    /// durable. A service of a fleet sets it: until the shared queue recorded the task finished,
+    /// a service that takes the task over finds the placed file through the name its queue
+    /// record carries (``placedFile(linkedFrom:candidates:)``) instead of downloading it again.
+    /// On a file system without hard links a placed file keeps no second name.
+    public var holdsPlacedTemporaryNames: Bool {
+        get { state.withLock { $0.holdsPlacedTemporaryNames } }
+        set { state.withLock { $0.holdsPlacedTemporaryNames = newValue } }
+    }
+
+    /// Removes the temporary name still linked to the file a task placed (see
+    /// ``holdsPlacedTemporaryNames``); nothing when there is none.
+    public func releasePlacedTemporaryName(ofTask url: String) {
+        let links = state.withLock { state in state.leftoverLinks.values.filter { $0.task == url } }
+        if !links.isEmpty { removeLeftoverLinks(links) }
+    }
+
+    /// The name of the placed file that the download directory's `temporary` is a second hard
+    /// link to (`candidates` are tried first, then the directory is searched); nil when
+    /// `temporary` is missing, has no other link here, or is no regular file.
+    public func placedFile(linkedFrom temporary: String, candidates: [String]) -> String? {
+        directory.placedName(ofLeftoverLink: temporary, candidates: candidates)
+    }
+
+    /// Removes the download directory's `temporary` when it is a hard link to the file `placed`
+    /// (one that ``placedFile(linkedFrom:candidates:)`` found); anything else is left alone.
+    public func removeTemporaryName(_ temporary: String, linkedTo placed: String) {
+        directory.removeLeftoverLink(temporary, of: placed)
     }
 
     /// Queues the completion handler of a task that finished or failed.

@@ -90,6 +90,9 @@ struct EngineState: Sendable {
     /// Temporary names still linked to placed files, by temporary name, until their records are
     /// durable (see ``DownloadEngine/removePlacedTemporaryNames()``).
     var leftoverLinks: [String: LeftoverLink] = [:]
+    /// Whether those names stay until ``DownloadEngine/releasePlacedTemporaryName(ofTask:)``
+    /// (``DownloadEngine/holdsPlacedTemporaryNames``).
+    var holdsPlacedTemporaryNames = false
     var taskCompletionHandler: TaskCompletionHandler?
     // Activity tracking.
     var tracker: ActivityTracker

@@ -3,6 +3,12 @@ import PeregrineCore
 import PeregrinePersistence
 import Synchronization
 
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -27,12 +33,19 @@ import Synchronization
 ///   finished.
 /// - **A lost database.** A failing queue call stops claiming and is retried with exponential
 ///   backoff (``Configuration/initialBackoff`` to ``Configuration/maximumBackoff``). Downloads
-///   in progress continue while their leases may still hold; once no renewal succeeded for a
-///   whole lease, they are stopped (their partial files and resume records stay on disk) and
-///   left to whoever holds them now.
+///   in progress continue while their leases surely hold: once no renewal succeeded for two
+///   thirds of a lease (measured from when the last successful renewal was sent, so before the
+///   database's own clock can let the lease expire), they are stopped — prefetched tasks
+///   included, which then never start — their partial files and resume records stay on disk,
+///   and they are left to whoever claims them next.
+/// - **A file placed while cut off.** The temporary name of a file this worker placed stays a
+///   hard link to it until the queue recorded the task finished. A service that takes the task
+///   over (the database let the lease expire before the end was recorded) finds the placed file
+///   through that link and finishes the task with it instead of downloading it a second time.
 ///
 /// The queue's calls block their thread for a round trip; the worker makes them one at a time
-/// on the threads of `BlockingCallExecutor`, not on the cooperative pool.
+/// on a thread of its own (a `BlockingCallExecutor`), never on the cooperative pool, and never
+/// behind its clients' calls.
 public final class FleetWorker: Sendable {
     /// How a worker claims and renews.
     public struct Configuration: Sendable {
@@ -127,6 +140,15 @@ public final class FleetWorker: Sendable {
         var renewed: [String: (bytes: Int64, at: ContinuousClock.Instant)] = [:]
         /// Each held task's synced offset as last recorded in the queue.
         var recordedOffsets: [String: Int64] = [:]
+        /// When the last call that confirmed every held lease was sent: the leases hold for at
+        /// least a lease duration from then, on the database's clock.
+        var confirmedAt: ContinuousClock.Instant?
+        /// Placed files found through a previous holder's temporary name: the name is removed
+        /// once the queue recorded the task finished here (by URL: temporary and placed names).
+        var adoptedLinks: [String: (temporary: String, placed: String)] = [:]
+        /// Tasks stopped for want of a renewal: once the queue answers again, those removed from
+        /// it meanwhile (through any service) are deleted here too.
+        var dropped: Set<String> = []
         var statistics = Statistics()
     }
 
@@ -157,15 +179,41 @@ public final class FleetWorker: Sendable {
     /// with the database gone, their leases expire instead).
     public func run() async {
         let events = manager.events()
+        manager.engine.holdsPlacedTemporaryNames = true
+        // The loop's thread: its renewals never wait behind other blocking calls of the process.
+        let executor = BlockingCallExecutor(threads: 1)
+        defer { executor.stopWhenIdle() }
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.follow(events) }
             group.addTask { await self.listen() }
-            // The queue's calls block for a round trip, or a connect timeout while the database
-            // is away: on threads of their own, never the cooperative pool's.
-            await withTaskExecutorPreference(BlockingCallExecutor.shared) { await self.loop() }
+            group.addTask { await self.guardLeases() }
+            // The queue's calls block for a round trip, or a call's deadline while the database
+            // is away: on a thread of their own, never the cooperative pool's.
+            await withTaskExecutorPreference(executor) { await self.loop() }
             group.cancelAll()
         }
-        await withTaskExecutorPreference(BlockingCallExecutor.shared) { await self.shutDown() }
+        await withTaskExecutorPreference(executor) { await self.shutDown() }
+    }
+
+    /// The share of a lease after which held tasks are stopped when no renewal succeeded: two
+    /// thirds, so that a renewal at a third has a third of a lease to come through, and the
+    /// transfers stop a third of a lease before the database may let another service claim.
+    static func stopAfter(lease: Duration) -> Duration { lease * 2 / 3 }
+
+    /// Stops the held tasks once their leases are no longer surely held: checked on a timer of
+    /// its own, so that a queue call waiting for its deadline does not delay it.
+    private func guardLeases() async {
+        let limit = Self.stopAfter(lease: queue.leaseDuration)
+        let period = min(.milliseconds(250), max(.milliseconds(5), queue.leaseDuration / 20))
+        while !Task.isCancelled {
+            try? await Task.sleep(for: period)
+            let since = state.withLock { state -> Duration? in
+                guard !state.held.isEmpty, let confirmed = state.confirmedAt else { return nil }
+                let since = ContinuousClock.now - confirmed
+                return since >= limit ? since : nil
+            }
+            if let since { await dropAll(unconfirmedFor: since) }
+        }
     }
 
     // MARK: The loop
@@ -174,7 +222,6 @@ public final class FleetWorker: Sendable {
         let renewal = configuration.renewalInterval ?? queue.leaseDuration / 3
         let clock = ContinuousClock()
         var lastRenewal = clock.now
-        var lastConfirmed = clock.now
         var backoff = configuration.initialBackoff
         while !Task.isCancelled {
             do throws(StoreError) {
@@ -188,8 +235,8 @@ public final class FleetWorker: Sendable {
                 if sinceRenewal >= renewal || (sinceRenewal >= configuration.progressInterval && progressMoved()) {
                     try renew()
                     lastRenewal = clock.now
-                    lastConfirmed = clock.now
                 }
+                try forgetDroppedRemovals()
                 let claimed = try claim()
                 backoff = configuration.initialBackoff
                 if claimed > 0 { continue }
@@ -200,9 +247,15 @@ public final class FleetWorker: Sendable {
                 }
                 await signal.wait(timeout: wait)
             } catch {
-                state.withLock { $0.statistics.failedCalls += 1 }
-                logger.warning("the queue is unreachable, retrying in \(backoff): \(error.message)")
-                if clock.now - lastConfirmed >= queue.leaseDuration { dropAll() }
+                let first = state.withLock { state in
+                    state.statistics.failedCalls += 1
+                    return state.statistics.failedCalls == 1 || backoff == configuration.initialBackoff
+                }
+                if first {
+                    logger.warning("the queue is unreachable, retrying: \(error.message)")
+                } else {
+                    logger.debug("the queue is still unreachable, retrying in \(backoff): \(error.message)")
+                }
                 try? await Task.sleep(for: backoff)
                 backoff = min(backoff * 2, configuration.maximumBackoff)
             }
@@ -217,7 +270,12 @@ public final class FleetWorker: Sendable {
         let held = state.withLock { $0.held.count }
         let free = configuration.slots + configuration.prefetch - held
         guard free > 0, held < configuration.slots || free >= max(1, configuration.prefetch / 2) else { return 0 }
+        let sent = ContinuousClock.now
         let leases = try queue.claim(limit: min(free, configuration.claimBatch))
+        // The new leases run from `sent` at least; older ones from the last renewal.
+        state.withLock { state in
+            if state.held.isEmpty || state.confirmedAt == nil { state.confirmedAt = sent }
+        }
         start(leases)
         return leases.count
     }
@@ -228,6 +286,7 @@ public final class FleetWorker: Sendable {
         var fresh: [String: [(task: StoredTask, item: DownloadItem)]] = [:]
         for lease in leases {
             let task = lease.task
+            if lease.previousOwner != nil, adoptPlacedFile(of: task, from: lease.previousOwner!) { continue }
             state.withLock { state in
                 state.held[task.urlString] = task
                 state.statistics.claimed += 1
@@ -294,6 +353,40 @@ public final class FleetWorker: Sendable {
         }
     }
 
+    /// A task taken over whose previous holder placed its file but could not record the end
+    /// (cut off from the database until its lease expired): its temporary name, in the queue's
+    /// record, is still a hard link to the placed file. The task is finished here with that
+    /// file, and the name removed once the queue recorded it; true when it was.
+    private func adoptPlacedFile(of task: StoredTask, from previousOwner: String) -> Bool {
+        guard let temporary = task.temporaryFileName, !temporary.contains("/") else { return false }
+        let candidates = [task.fileName, task.preferredFileName].compactMap { $0 }.filter { !$0.contains("/") }
+        guard let placed = manager.engine.placedFile(linkedFrom: temporary, candidates: candidates) else {
+            return false
+        }
+        var outcome = task
+        outcome.state = .finished
+        outcome.fileName = placed
+        outcome.resumeRecord = nil
+        outcome.metaInfo[QueueMetaKey.speed] = nil
+        var status = stat()
+        if stat(manager.downloadDirectory + "/" + placed, &status) == 0 {
+            outcome.receivedLength = Int64(status.st_size)
+            if outcome.expectedLength == nil { outcome.expectedLength = Int64(status.st_size) }
+        }
+        if outcome.finishedAt == nil { outcome.finishedAt = Date() }
+        logger.notice(
+            "\(task.urlString) was placed as \(placed) by \(previousOwner) before its end reached the queue; finished with that file"
+        )
+        state.withLock { state in
+            state.statistics.claimed += 1
+            state.statistics.takenOver += 1
+            if state.outcomes.isEmpty { state.outcomesSince = .now }
+            state.outcomes[task.urlString] = outcome
+            state.adoptedLinks[task.urlString] = (temporary, placed)
+        }
+        return true
+    }
+
     private func failed(
         _ urlString: String, _ batch: [(task: StoredTask, item: DownloadItem)], _ error: DownloadManagerError
     ) {
@@ -352,15 +445,28 @@ public final class FleetWorker: Sendable {
     }
 
     /// The previous owner's partial file, cut to the offset it recorded (bytes after it may not
-    /// have reached the disk), when it is in this manager's download directory.
+    /// have reached the disk) or, when it stopped the task without reaching the queue, to the
+    /// synced length it marked on the file (``syncedAttribute``), when the file is in this
+    /// manager's download directory.
     private func partialFile(of task: StoredTask) -> (path: String, validator: ResumeValidator?)? {
-        guard task.receivedLength > 0, let name = task.temporaryFileName, let resume = task.resumeRecord,
-            resume.offset > 0, !name.contains("/")
-        else { return nil }
+        guard let name = task.temporaryFileName, !name.contains("/") else { return nil }
         let path = manager.downloadDirectory + "/" + name
         var status = stat()
-        guard stat(path, &status) == 0, Int64(status.st_size) >= resume.offset else { return nil }
-        guard truncate(path, off_t(resume.offset)) == 0 else { return nil }
+        // A second link is a placed file's (``adoptPlacedFile(of:from:)``): never cut.
+        guard stat(path, &status) == 0, status.st_nlink == 1 else { return nil }
+        let recorded = task.resumeRecord?.offset ?? 0
+        let marked = Self.markedOffset(of: path, status: status, validator: task.resumeRecord?.validator)
+        let offset = max(recorded, marked ?? 0)
+        guard offset > 0, Int64(status.st_size) >= offset, task.receivedLength > 0 || marked != nil,
+            let resume = task.resumeRecord
+        else { return nil }
+        guard truncate(path, off_t(offset)) == 0 else { return nil }
+        _ = ExtendedAttributes.remove?(path, Self.syncedAttribute)
+        if let marked, marked > recorded {
+            logger.notice(
+                "\(task.urlString): resuming from the \(marked) bytes its previous holder synced, not the \(recorded) the queue recorded"
+            )
+        }
         return (path, resume.validator)
     }
 
@@ -398,8 +504,10 @@ public final class FleetWorker: Sendable {
             return progress
         }
         guard !progress.isEmpty else { return }
+        let sent = ContinuousClock.now
         let kept = try queue.renew(progress)
         let lost = state.withLock { state -> [String] in
+            state.confirmedAt = sent
             let lost = state.held.keys.filter { !kept.contains($0) }
             for url in lost { state.held[url] = nil }
             state.statistics.lost += lost.count
@@ -422,11 +530,25 @@ public final class FleetWorker: Sendable {
         let outcomes = state.withLock { Array($0.outcomes.values) }
         guard !outcomes.isEmpty else { return }
         let ended = try queue.finish(outcomes)
-        state.withLock { state in
+        let adopted = state.withLock { state in
             for outcome in outcomes { state.outcomes[outcome.urlString] = nil }
             if state.outcomes.isEmpty { state.outcomesSince = nil }
             state.statistics.finished += ended.count
             state.statistics.refused += outcomes.count - ended.count
+            var adopted: [String: (temporary: String, placed: String)] = [:]
+            for outcome in outcomes {
+                adopted[outcome.urlString] = state.adoptedLinks.removeValue(forKey: outcome.urlString)
+            }
+            return adopted
+        }
+        // The queue records these ended here: a placed file's second name is no longer needed
+        // to find it. One refused stays: the service that took the task over finds the file by it.
+        for url in ended {
+            if let link = adopted[url] {
+                manager.engine.removeTemporaryName(link.temporary, linkedTo: link.placed)
+            } else {
+                manager.engine.releasePlacedTemporaryName(ofTask: url)
+            }
         }
         if ended.count < outcomes.count {
             logger.warning("\(outcomes.count - ended.count) tasks ended here had been taken over by other services")
@@ -434,28 +556,98 @@ public final class FleetWorker: Sendable {
     }
 
     /// Stops every held download (their files stay) and forgets the leases: no renewal
-    /// succeeded for a whole lease, so others may hold them now.
-    private func dropAll() {
+    /// succeeded for two thirds of a lease, so others may hold them soon.
+    private func dropAll(unconfirmedFor since: Duration) async {
         let urls = state.withLock { state -> [String] in
             let urls = Array(state.held.keys)
             state.held = [:]
+            state.confirmedAt = nil
             state.statistics.lost += urls.count
+            state.dropped.formUnion(urls)
             return urls
         }
         guard !urls.isEmpty else { return }
-        logger.warning("stopping \(urls.count) downloads whose leases could not be renewed")
         _ = try? manager.stopTasks(urls)
+        logger.warning(
+            "stopped \(urls.count) downloads: no lease renewal came through for \(since) (their partial files stay for whoever claims them next)"
+        )
+        _ = await manager.engine.waitUntilTransfersDrain(atMost: Self.drainLimit)
+        markSynced(urls)
+    }
+
+    /// Deletes this service's copies of the dropped tasks that left the queue meanwhile (a
+    /// client's `remove` through any service), as a renewal that answers without them does.
+    private func forgetDroppedRemovals() throws(StoreError) {
+        let dropped = state.withLock { $0.dropped.subtracting($0.held.keys) }
+        guard !dropped.isEmpty else { return }
+        let present = try queue.entries(Array(dropped))
+        state.withLock { $0.dropped.subtract(dropped) }
+        for url in dropped where present[url] == nil { forget(url) }
+    }
+
+    // MARK: Partial files handed over
+
+    /// The extended attribute that tells the next holder of a task how far its partial file is
+    /// synced, when this service stopped it but could not record that in the queue.
+    static let syncedAttribute = "user.peregrine.synced"
+
+    /// Marks the partial files of stopped tasks with their synced length (``syncedAttribute``),
+    /// the file's size and modification time, and the validator the bytes belong to: a service
+    /// that takes a task over resumes from there rather than from the older offset in the queue
+    /// while nothing wrote the file since. Best effort: without extended attributes, the queue's
+    /// offset is used.
+    private func markSynced(_ urls: [String]) {
+        for url in urls {
+            guard let record = manager.task(url)?.record, record.state != .finished,
+                let resume = record.resumeRecord, resume.offset > 0
+            else { continue }
+            let path = manager.downloadDirectory + "/" + record.temporaryFileName
+            var status = stat()
+            guard stat(path, &status) == 0, Int64(status.st_size) >= resume.offset else { continue }
+            let mark = Self.syncedMark(offset: resume.offset, status: status, validator: resume.validator)
+            _ = mark.withCString { ExtendedAttributes.set?(path, Self.syncedAttribute, $0, strlen($0), 0) }
+        }
+    }
+
+    private static func syncedMark(offset: Int64, status: stat, validator: ResumeValidator?) -> String {
+        let validator = validator.map { String(describing: $0) } ?? "-"
+        return "1 \(offset) \(status.st_size) \(status.st_mtim.tv_sec).\(status.st_mtim.tv_nsec) \(validator)"
+    }
+
+    /// The synced length a previous holder marked on the partial file at `path`, when the mark
+    /// matches the file as it is (nothing wrote it since) and the validator the queue records.
+    private static func markedOffset(of path: String, status: stat, validator: ResumeValidator?) -> Int64? {
+        var buffer = [CChar](repeating: 0, count: 1024)
+        guard let get = ExtendedAttributes.get else { return nil }
+        let length = get(path, syncedAttribute, &buffer, buffer.count - 1)
+        guard length > 0 else { return nil }
+        let text = String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard let space = text.dropFirst(2).firstIndex(of: " "),
+            let offset = Int64(text.dropFirst(2)[..<space]), offset <= Int64(status.st_size),
+            text == syncedMark(offset: offset, status: status, validator: validator)
+        else { return nil }
+        return offset
     }
 
     /// Ends the service's part: held tasks that ended here are finished in the queue (also those
     /// whose events the follower had not read yet, and those that ended while being stopped);
     /// the others are stopped, and once their files are synced, handed back with the bytes on
-    /// disk as their progress.
+    /// disk as their progress. While the database does not answer, nothing waits for it: the
+    /// partial files are marked (``syncedAttribute``) and the leases left to expire.
     private func shutDown() async {
         let urls = state.withLock { Array($0.held.keys) }
         _ = try? manager.stopTasks(urls)
         if !(await manager.engine.waitUntilTransfersDrain(atMost: Self.drainLimit)) {
             logger.warning("transfers still running after \(Self.drainLimit); their last checkpoints are handed back")
+        }
+        // For a service that takes them over should the queue not hear of it below.
+        markSynced(urls)
+        if let since = queue.reachability.failingSince {
+            // Another call would wait for its deadline: the stop is not held up for it.
+            logger.warning(
+                "the queue's database has not answered for \(ContinuousClock.now - since): the held tasks are not handed back; their leases expire, and whoever claims them next resumes from their partial files"
+            )
+            return
         }
         do throws(StoreError) {
             let held = state.withLock { state in
@@ -589,4 +781,16 @@ final class FleetSignal: Sendable {
         // A later wait must not be ended by this one's timer.
         state.withLock { $0.generation += 1 }
     }
+}
+
+/// `setxattr`, `getxattr` and `removexattr`, looked up once: Glibc's Swift module does not
+/// declare `<sys/xattr.h>`. Nil where the C library has none.
+private enum ExtendedAttributes {
+    typealias Set = @convention(c) (UnsafePointer<CChar>, UnsafePointer<CChar>, UnsafeRawPointer, Int, Int32) -> Int32
+    typealias Get = @convention(c) (UnsafePointer<CChar>, UnsafePointer<CChar>, UnsafeMutableRawPointer, Int) -> Int
+    typealias Remove = @convention(c) (UnsafePointer<CChar>, UnsafePointer<CChar>) -> Int32
+
+    static let set: Set? = dlsym(nil, "setxattr").map { unsafeBitCast($0, to: Set.self) }
+    static let get: Get? = dlsym(nil, "getxattr").map { unsafeBitCast($0, to: Get.self) }
+    static let remove: Remove? = dlsym(nil, "removexattr").map { unsafeBitCast($0, to: Remove.self) }
 }

@@ -70,6 +70,9 @@ public final class PostgresClaimingQueue: ClaimingTaskQueue {
     /// Tasks ended (`NOTIFY peregrine_queue_changes`).
     private let ended = WakeSignal()
 
+    /// Read without waiting for ``state``, whose lock a call holds for its round trip.
+    private let health = Mutex(QueueReachability())
+
     private struct State {
         var session: PostgresSession?
         var listener: PostgresSession?
@@ -743,11 +746,49 @@ public final class PostgresClaimingQueue: ClaimingTaskQueue {
         min(location.connectTimeout, max(.seconds(5), leaseDuration / 3))
     }
 
+    public var reachability: QueueReachability { health.withLock { $0 } }
+
+    /// Records a call's start, and its end: the first failure for want of an answer and the
+    /// first answer after failures are logged, with how long the database was away.
+    private func recordCall(started: Bool, failed: StoreError? = nil) {
+        let now = ContinuousClock.now
+        let change = health.withLock { health -> (since: ContinuousClock.Instant, failing: Bool)? in
+            if started {
+                health.callStartedAt = now
+                return nil
+            }
+            health.callStartedAt = nil
+            if let failed, failed.code == .unavailable {
+                guard health.failingSince == nil else { return nil }
+                health.failingSince = now
+                return (now, true)
+            }
+            // Any other outcome is an answer (an error of the query's own included).
+            guard let since = health.failingSince else { return nil }
+            health.failingSince = nil
+            return (since, false)
+        }
+        guard let change else { return }
+        if change.failing {
+            logger.warning("the database stopped answering: \(failed?.message ?? "")")
+        } else {
+            logger.notice("the database answers again, after \(Self.seconds(now - change.since)) s without")
+        }
+    }
+
+    private static func seconds(_ duration: Duration) -> String {
+        let tenths = duration.components.seconds * 10 + duration.components.attoseconds / 100_000_000_000_000_000
+        return "\(tenths / 10).\(tenths % 10)"
+    }
+
     private func withSession<Result: Sendable>(
         doing what: String, _ body: (PostgresSession) throws(StoreError) -> Result
     ) throws(StoreError) -> Result {
         let result = try state.withLock { state throws(StoreError) -> Result in
             try checkOpen(state)
+            recordCall(started: true)
+            var failure: StoreError?
+            defer { recordCall(started: false, failed: failure) }
             let session: PostgresSession
             if let current = state.session, !current.isClosed {
                 session = current
@@ -755,12 +796,18 @@ public final class PostgresClaimingQueue: ClaimingTaskQueue {
                 state.session?.close()
                 state.session = nil
                 logger.notice("connecting again to \(location)")
-                session = try PostgresSession.connect(
-                    to: location, on: group.next(), logger: logger, deadline: callDeadline)
+                do throws(StoreError) {
+                    session = try PostgresSession.connect(
+                        to: location, on: group.next(), logger: logger, deadline: callDeadline)
+                } catch {
+                    failure = error
+                    throw error
+                }
                 do throws(StoreError) {
                     try Self.prepare(session)
                 } catch {
                     session.close()
+                    failure = error
                     throw error
                 }
                 state.session = session
@@ -769,6 +816,7 @@ public final class PostgresClaimingQueue: ClaimingTaskQueue {
             do throws(StoreError) {
                 return try body(session)
             } catch {
+                failure = error
                 if error.code == .unavailable || session.isClosed {
                     logger.warning("lost the connection to \(location): \(error.message)")
                     session.close()

@@ -41,7 +41,9 @@ final class PostgresSession: Sendable {
     /// Connects, within the location's connect timeout: the TCP connection and the login both
     /// (a server that accepts but never answers the startup is a failed connect).
     ///
-    /// - Parameter deadline: the deadline of each later call; the connect timeout when nil.
+    /// - Parameter deadline: the deadline of each later call, and of this connect when shorter
+    ///   than the connect timeout (a reconnect waits no longer than a call would); the connect
+    ///   timeout when nil.
     /// - Throws: `StoreError.Code.unavailable` naming the (redacted) location when the server
     ///   cannot be reached, does not answer in time or refuses the login.
     static func connect(
@@ -58,7 +60,8 @@ final class PostgresSession: Sendable {
                 unixSocketPath: "\(directory)/.s.PGSQL.\(port)", username: location.username,
                 password: location.password, database: location.database)
         }
-        let components = location.connectTimeout.components
+        let bound = deadline.map { min($0, location.connectTimeout) } ?? location.connectTimeout
+        let components = bound.components
         configuration.options.connectTimeout = .nanoseconds(
             components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000)
         configuration.options.additionalStartupParameters = [("application_name", location.applicationName)]
@@ -66,7 +69,7 @@ final class PostgresSession: Sendable {
         let connecting = PostgresConnection.connect(on: eventLoop, configuration: configuration, id: id, logger: logger)
         // The connect timeout covers the TCP connection only: the login gets the same bound.
         let answered = eventLoop.makePromise(of: PostgresConnection.self)
-        let late = eventLoop.scheduleTask(in: .nanoseconds(nanoseconds(location.connectTimeout))) {
+        let late = eventLoop.scheduleTask(in: .nanoseconds(nanoseconds(bound))) {
             answered.fail(DeadlineExceeded())
         }
         connecting.whenComplete { result in
@@ -87,7 +90,7 @@ final class PostgresSession: Sendable {
         } catch is DeadlineExceeded {
             throw StoreError(
                 .unavailable, path: location.description,
-                "cannot connect to the database: no answer within \(location.connectTimeout)")
+                "cannot connect to the database: no answer within \(bound)")
         } catch {
             throw mapError(error, location: location, doing: "cannot connect to", connecting: true)
         }

@@ -135,6 +135,10 @@ extension RPCDispatcher {
         let tasks = batch.tasks
         guard !tasks.isEmpty else { return answers }
         do throws(StoreError) {
+            let reachability = queue.reachability
+            if reachability.isStuck(beyond: Self.fleetAnswerBound) {
+                throw StoreError(.unavailable, path: "", "its database has not answered since an earlier call")
+            }
             _ = try await withTaskExecutorPreference(BlockingCallExecutor.shared) { () throws(StoreError) in
                 try queue.enqueue(tasks)
             }
@@ -166,15 +170,14 @@ extension RPCDispatcher {
         return try await dispatchOnItsThread(method, params)
     }
 
-    /// A fleet service's calls may wait for its database (a round trip, or a connect timeout
+    /// A fleet service's calls may wait for its database (a round trip, or a call's deadline
     /// while the server is away): they run on the threads of `BlockingCallExecutor`, so that
     /// a slow database never holds the cooperative pool's threads that the transfers, the
-    /// events and the other clients need.
+    /// events and the other clients need, and their clients wait for them within a bound
+    /// (``dispatchFleetCall(_:_:queue:)``).
     private func dispatchOnItsThread(_ method: String, _ params: RPCParameters) async throws(RPCError) -> JSONValue {
-        guard configuration.fleetQueue != nil else { return try await dispatchMethod(method, params) }
-        return try await withTaskExecutorPreference(BlockingCallExecutor.shared) { () async throws(RPCError) in
-            try await dispatchMethod(method, params)
-        }
+        guard let queue = configuration.fleetQueue else { return try await dispatchMethod(method, params) }
+        return try await dispatchFleetCall(method, params, queue: queue)
     }
 
     /// The reads a request's own thread may answer (``immediateResponse(to:)``): synchronous,
@@ -232,7 +235,7 @@ extension RPCDispatcher {
         }
     }
 
-    private func dispatchMethod(_ method: String, _ params: RPCParameters) async throws(RPCError) -> JSONValue {
+    func dispatchMethod(_ method: String, _ params: RPCParameters) async throws(RPCError) -> JSONValue {
         if Self.immediateMethods.contains(method) { return try immediateMethod(method, params) }
         switch method {
         case "aria2.addUri": return try addUri(params)

@@ -31,6 +31,8 @@ public final class RPCDispatcher: Sendable {
     let listRevision = ListRevision()
     /// The downloads by status, kept between changes (`tellActive`, `tellWaiting`, `getGlobalStat`).
     let statusIndexCache = StatusIndexCache()
+    /// A fleet service's client calls now waiting for the database (``fleetCallsWaitingLimit``).
+    let fleetCallsWaiting = Mutex(0)
 
     /// What the service keeps beside the manager.
     struct RegistryState: Sendable {

@@ -116,9 +116,13 @@ public final class RPCService: Service, Sendable {
         let listFollower = Task { [dispatcher] in await dispatcher.followListChanges(listChanges) }
         defer { listFollower.cancel() }
         // In a fleet, what the other services finish reaches this service's clients too (read
-        // from the database on the threads for blocking calls, not the cooperative pool's).
+        // from the database on a thread of its own: not the cooperative pool's, and not one its
+        // clients' calls wait for while the database is away).
         let fleetFollower = configuration.fleetQueue.map { queue in
-            Task(executorPreference: BlockingCallExecutor.shared) { [dispatcher] in await dispatcher.followFleet(queue)
+            let executor = BlockingCallExecutor(threads: 1)
+            return Task(executorPreference: executor) { [dispatcher] in
+                await dispatcher.followFleet(queue)
+                executor.stopWhenIdle()
             }
         }
         defer { fleetFollower?.cancel() }

@@ -75,6 +75,34 @@ public protocol ClaimingTaskQueue: AnyObject, Sendable {
     /// ``control(_:_:)`` for every task of the queue that `change` applies to (aria2's
     /// `pauseAll` and `unpauseAll` across a fleet), in one transaction; returns the URLs changed.
     func controlAll(_ change: QueueControl) throws(StoreError) -> Set<String>
+    /// How the queue's database answered lately, read without waiting for it: what a caller
+    /// that must answer within a bound (an RPC client's) checks before it calls.
+    var reachability: QueueReachability { get }
+}
+
+extension ClaimingTaskQueue {
+    /// Always reachable: a queue in memory answers at once.
+    public var reachability: QueueReachability { QueueReachability() }
+}
+
+/// How a ``ClaimingTaskQueue``'s database answered lately.
+public struct QueueReachability: Sendable, Hashable {
+    /// Since when its calls fail for want of an answer; nil once a call succeeded.
+    public var failingSince: ContinuousClock.Instant?
+    /// When the call now in progress started; nil when none is.
+    public var callStartedAt: ContinuousClock.Instant?
+
+    /// A reachability.
+    public init(failingSince: ContinuousClock.Instant? = nil, callStartedAt: ContinuousClock.Instant? = nil) {
+        self.failingSince = failingSince
+        self.callStartedAt = callStartedAt
+    }
+
+    /// Whether the call in progress has waited longer than `bound`: a new call would wait
+    /// behind it.
+    public func isStuck(beyond bound: Duration, now: ContinuousClock.Instant = .now) -> Bool {
+        callStartedAt.map { now - $0 > bound } ?? false
+    }
 }
 
 /// Keys of a task's meta info that owners of a shared queue write for the others.

@@ -135,6 +135,47 @@ struct FleetWorkerTests {
         #expect(try dead.finish([claimed]).isEmpty)
     }
 
+    /// A service that placed a file but could not record the task finished before its lease
+    /// expired (cut off from the database): its temporary name, in the queue's record, is still
+    /// a hard link to the placed file. The service that takes the task over finishes it with
+    /// that file — no request, no `NAME (1)` copy — and removes the second name once recorded.
+    @Test func aFilePlacedByAHolderCutOffIsFinishedWithoutDownloadingItAgain() async throws {
+        let scratch = try TemporaryDirectory(prefix: "peregrine-fleet")
+        defer { scratch.remove() }
+        let (_, _, connection) = try await FleetPostgres.freshDatabase("placed")
+        let server = MockServer()
+        let body = MockBody.generated(seed: 9, count: 50_000)
+        server.setRoute(.file(body, entityTag: .fixed("\"v1\"")), for: "/done.bin")
+        let url = "http://mock.test/done.bin"
+        let downloads = scratch.path("downloads")
+        try FileManager.default.createDirectory(atPath: downloads, withIntermediateDirectories: true)
+
+        let cutOff = try PostgresClaimingQueue(
+            queue: "fleet", connectionString: connection, owner: "cut-off", leaseDuration: .milliseconds(200))
+        defer { cutOff.close() }
+        _ = try cutOff.enqueue([task(url)])
+        var claimed = try #require(try cutOff.claim(limit: 1).first).task
+        claimed.temporaryFileName = ".peregrine-cut.part"
+        claimed.receivedLength = 30_000
+        claimed.expectedLength = 50_000
+        claimed.resumeRecord = ResumeRecord(offset: 30_000, validator: .entityTag("\"v1\""), expectedLength: 50_000)
+        #expect(try cutOff.renew([claimed]) == [url])
+        // The whole file placed under its name, the temporary name still a link to it.
+        try Data(body.allBytes).write(to: URL(fileURLWithPath: downloads + "/done.bin"))
+        #expect(link(downloads + "/done.bin", downloads + "/.peregrine-cut.part") == 0)
+
+        let heir = try service("heir", scratch: scratch, server: server, connection: connection)
+        try await eventually("the heir finished the task") { heir.worker.statistics.finished == 1 }
+        await heir.stop()
+        #expect(server.requests(for: "/done.bin").isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: downloads) == ["done.bin"])
+        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: downloads + "/done.bin"))) == body.allBytes)
+        let entry = try #require(try cutOff.entries([url])[url])
+        #expect(entry.task.state == .finished)
+        #expect(entry.task.fileName == "done.bin")
+        #expect(try cutOff.finish([claimed]).isEmpty)
+    }
+
     /// A service back after another took its task further: the queue's newer synced bytes win
     /// over the service's own older copy (deleted, with its partial file), and no partial file
     /// is left over.
@@ -209,7 +250,7 @@ struct FleetWorkerTests {
         let cut = try service(
             "cut", scratch: scratch, server: server,
             connection: "postgresql://\(role):hunter2@127.0.0.1:\(postgres.port)/\(database)", mode: .manual,
-            lease: .milliseconds(300), slots: 3)
+            lease: .seconds(3), slots: 3)
         _ = try adder.enqueue(urls.map(task))
         try await eventually("the first service holds every task") { cut.worker.heldTasks.count == 3 }
 
@@ -258,7 +299,7 @@ struct FleetWorkerTests {
         // Its transfers never move (a manual clock nobody advances): it holds its tasks.
         let holder = try service(
             "holder", scratch: scratch, server: server, connection: connection, mode: .manual,
-            lease: .milliseconds(600), slots: 2)
+            lease: .seconds(3), slots: 2)
         _ = try client.enqueue(urls.map(task))
         try await eventually("the service holds both tasks") { holder.worker.heldTasks.count == 2 }
         #expect(holder.manager.task(urls[1]) != nil)
@@ -295,7 +336,7 @@ struct FleetWorkerTests {
         // The transfer moves only as the test advances the mock's clock.
         let transport = MockTransport(server: server, mode: .manual)
         let holder = try service(
-            "holder", scratch: scratch, server: server, connection: connection, lease: .milliseconds(600), slots: 1,
+            "holder", scratch: scratch, server: server, connection: connection, lease: .seconds(3), slots: 1,
             transport: transport)
         _ = try watcher.enqueue([task(url)])
         try await eventually("the holder holds the task") { holder.worker.heldTasks.count == 1 }

@@ -152,40 +152,11 @@ struct PostgresFailureTests {
 /// does, and once the network forwards again the next call connects again and works.
 @Suite("PostgreSQL behind a network that drops packets")
 struct PostgresPartitionTests {
-    static var proxyScript: String {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Tools/blackhole_proxy.py").path
-    }
-
     @Test func aCallPastItsDeadlineFailsAsALostConnectionAndTheNextConnectsAgain() async throws {
         let (server, _, connection) = try await SharedPostgres.freshDatabase("partition")
-        let proxy = Process()
-        proxy.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        proxy.arguments = ["python3", Self.proxyScript, String(server.port)]
-        let output = Pipe()
-        let commands = Pipe()
-        proxy.standardOutput = output
-        proxy.standardInput = commands
-        try proxy.run()
-        func send(_ command: String) throws {
-            try commands.fileHandleForWriting.write(contentsOf: Data((command + "\n").utf8))
-        }
-        // It ends with its input; Foundation reaps it (waiting for it from a task's thread spins
-        // Foundation's run loop).
-        defer { try? commands.fileHandleForWriting.close() }
-        /// The proxy's next line: its port, then "cut" or "open" once a signal took effect.
-        func nextLine() async throws -> String {
-            try await onThreadOfItsOwn { () -> String in
-                var bytes: [UInt8] = []
-                while let byte = try output.fileHandleForReading.read(upToCount: 1)?.first, byte != 10 {
-                    bytes.append(byte)
-                }
-                return String(decoding: bytes, as: UTF8.self)
-            }
-        }
-        let line = try await nextLine()
-        let proxyPort = try #require(Int(line), "the proxy printed \(line)")
-        let throughProxy = connection.replacingOccurrences(of: ":\(server.port)/", with: ":\(proxyPort)/")
+        let proxy = try await BlackholeProxy(to: server.port)
+        defer { proxy.stop() }
+        let throughProxy = connection.replacingOccurrences(of: ":\(server.port)/", with: ":\(proxy.port)/")
         let queue = try PostgresClaimingQueue(
             queue: "cut", connectionString: throughProxy, owner: "cut-off", leaseDuration: .seconds(3))
         defer { queue.close() }
@@ -193,8 +164,7 @@ struct PostgresPartitionTests {
             StoredTask(urlString: "https://example.org/a", receivedLength: 0, state: .pending, addedAt: Date())
         ])
 
-        try send("cut")
-        try #require(try await nextLine() == "cut")
+        try await proxy.cut()
         // On a thread of its own: the call blocks its thread. Bounded by the deadline, not by
         // this test: a call that hung would hang the test.
         let started = ContinuousClock.now
@@ -209,9 +179,11 @@ struct PostgresPartitionTests {
         print("partition: the call failed after \(ContinuousClock.now - started): \(cutOff?.message ?? "no error")")
         #expect(cutOff?.code == .unavailable, "\(String(describing: cutOff))")
         #expect(cutOff?.message.contains("no answer within") == true, "\(String(describing: cutOff))")
+        // Callers that must answer in time (RPC clients) see it without waiting for the database.
+        #expect(queue.reachability.failingSince != nil)
+        #expect(queue.reachability.callStartedAt == nil)
 
-        try send("open")
-        try #require(try await nextLine() == "open")
+        try await proxy.open()
         let claimed = try await onThreadOfItsOwn { () -> [TaskLease] in
             var lastError: StoreError?
             for _ in 0..<50 {
@@ -225,6 +197,7 @@ struct PostgresPartitionTests {
             throw lastError ?? StoreError(.unavailable, path: nil, "no claim")
         }
         #expect(claimed.map(\.task.urlString) == ["https://example.org/a"])
+        #expect(queue.reachability == QueueReachability())
     }
 }
 

@@ -73,10 +73,11 @@ import Testing
             atPath: nginx.documentPath("/fleet"), withIntermediateDirectories: true)
         for index in 0..<Self.fileCount {
             let name = String(format: "f%03d.bin", index)
-            // The batch added half way, which the victim claims and is killed holding, takes one
-            // or two seconds a file.
+            // The batch added half way, which the victim claims and is killed holding, takes four
+            // to six seconds a file: longer than the `psql` that sees it held may take to answer
+            // on a loaded machine, so that the kill still finds it unfinished.
             let slow = Self.killBatch.contains(index)
-            let count = Int.random(in: slow ? 49_152...65_536 : 8_192...40_960, using: &random)
+            let count = Int.random(in: slow ? 131_072...196_608 : 8_192...40_960, using: &random)
             let file = nginx.documentPath("/fleet/" + name)
             let data = Data(random.bytes(count))
             try data.write(to: URL(fileURLWithPath: file))
