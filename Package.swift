@@ -223,7 +223,10 @@ let package = Package(
         // A persistent download queue on the facade: add, run, list; survives kill -9.
         .executableTarget(
             name: "peregrine-queue",
-            dependencies: ["Peregrine", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: [
+                "Peregrine", "PeregrineAuth", "PeregrineCurlTransport", "PeregrineTransport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             path: "Examples/peregrine-queue",
             linkerSettings: programLinking
         ),

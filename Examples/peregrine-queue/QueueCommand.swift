@@ -2,7 +2,10 @@ import ArgumentParser
 import Foundation
 import Logging
 import Peregrine
+import PeregrineAuth
 import PeregrineCurlTransport
+import PeregrineTransport
+import Synchronization
 
 /// `peregrine-queue --state DIR add|run|list|remove|retry|clear`: a persistent download queue on
 /// the `DownloadManager` facade. Tasks and their resume records live in the JSON store under DIR,
@@ -26,7 +29,9 @@ struct QueueCommand: AsyncParsableCommand {
 
         /// The queue's manager: the JSON store under the state directory, libcurl, nothing
         /// started until `run`. Only `add` makes a missing state directory.
-        func manager(maxDownloadCount: Int = 4, creating: Bool = false) throws -> DownloadManager {
+        func manager(
+            maxDownloadCount: Int = 4, creating: Bool = false, transport: any Transport = CurlTransport()
+        ) throws -> DownloadManager {
             var isDirectory: ObjCBool = false
             if !creating, !FileManager.default.fileExists(atPath: state, isDirectory: &isDirectory) {
                 throw ValidationError("no queue in \(state): the directory does not exist (add URLs first)")
@@ -35,7 +40,7 @@ struct QueueCommand: AsyncParsableCommand {
             var logger = Logger(label: "peregrine.queue") { StreamLogHandler.standardError(label: $0) }
             logger.logLevel = .warning
             let configuration = DownloadManager.Configuration(
-                downloadDirectory: state + "/downloads", stateDirectory: state, transport: CurlTransport(),
+                downloadDirectory: state + "/downloads", stateDirectory: state, transport: transport,
                 flushDelay: .milliseconds(200), maxDownloadCount: maxDownloadCount,
                 downloadNewFileImmediately: false, logger: logger)
             do {
@@ -51,7 +56,12 @@ struct QueueCommand: AsyncParsableCommand {
 
         @OptionGroup var options: Options
 
-        @Argument(help: "The http or https URLs to add.")
+        @Argument(
+            help: ArgumentHelp(
+                "The http or https URLs to add.",
+                discussion:
+                    "Credentials in a URL (https://user:secret@host/…) are taken out and never stored: give them to run with --user."
+            ))
         var urls: [String]
 
         @Option(
@@ -69,8 +79,14 @@ struct QueueCommand: AsyncParsableCommand {
 
         func run() async throws {
             let manager = try options.manager(creating: true)
-            let items = urls.enumerated().map { index, url in
-                DownloadItem(url, checksum: checksums.isEmpty ? nil : checksums[index])
+            let items = urls.enumerated().map { index, raw in
+                let (url, credential) = URLUserInformation.split(raw)
+                if credential != nil {
+                    printError(
+                        "note: the credentials in \(URLUserInformation.redacted(raw)) are not stored; give them to run with --user"
+                    )
+                }
+                return DownloadItem(url, checksum: checksums.isEmpty ? nil : checksums[index])
             }
             let (addition, _) = try manager.download(items)
             for url in addition.added { say("added \(url)") }
@@ -96,8 +112,43 @@ struct QueueCommand: AsyncParsableCommand {
         @Option(help: "How many downloads run at once.")
         var parallel: Int = 4
 
+        @Option(
+            name: [.customShort("u"), .long],
+            help: ArgumentHelp(
+                "Credentials as NAME:PASSWORD, answered to the Basic or Digest challenges of the queued URLs' hosts.",
+                valueName: "name:password"))
+        var user: String?
+
+        @Flag(help: "Allow the credentials over plain http (they are sent only over https otherwise).")
+        var authOverHTTP = false
+
+        func validate() throws {
+            if let user, !user.contains(":") { throw ValidationError("--user takes NAME:PASSWORD") }
+            guard parallel >= 1 else { throw ValidationError("--parallel must be at least 1") }
+        }
+
         func run() async throws {
-            let manager = try options.manager(maxDownloadCount: parallel)
+            let curl = CurlTransport()
+            let transport = BoundLaterTransport(curl)
+            let manager = try options.manager(maxDownloadCount: parallel, transport: transport)
+            if let user, let colon = user.firstIndex(of: ":") {
+                // Bound to the origins of the queued URLs only, answering their challenges: never
+                // sent unasked, never to another host a redirect leads to.
+                let credential = Credential(
+                    user: String(user[..<colon]), password: String(user[user.index(after: colon)...]))
+                let credentials = CredentialStore()
+                var hosts: Set<String> = []
+                for task in manager.engine.tasks() {
+                    guard let url = try? DownloadURL(task.urlString) else { continue }
+                    credentials.set(credential, for: ProtectionSpace(url: url))
+                    hosts.insert(url.host)
+                }
+                transport.bind(
+                    AuthenticatingTransport(
+                        wrapping: curl, credentials: credentials,
+                        configuration: AuthenticatingTransport.Configuration(
+                            plainHTTPHosts: authOverHTTP ? hosts : [])))
+            }
             // The store keeps the limit of the last run; this run's flag wins.
             manager.maxDownloadCount = parallel
             for url in manager.restoredAfterForcedQuit {
@@ -211,6 +262,7 @@ struct QueueCommand: AsyncParsableCommand {
 
         func run() async throws {
             let manager = try options.manager()
+            let urls = urls.map { URLUserInformation.split($0).url }
             let known = urls.filter { manager.task($0) != nil }
             for url in urls where !known.contains(url) { printError("not in the queue: \(url)") }
             let removed = try manager.deleteTasks(known, keepFinishedFile: true)
@@ -234,7 +286,7 @@ struct QueueCommand: AsyncParsableCommand {
             let failed = manager.engine.tasks().filter {
                 if case .failed = $0.state { true } else { false }
             }.map(\.urlString)
-            let chosen = urls.isEmpty ? failed : urls
+            let chosen = urls.isEmpty ? failed : urls.map { URLUserInformation.split($0).url }
             for url in chosen where !failed.contains(url) { printError("not a failed task: \(url)") }
             let targets = chosen.filter { failed.contains($0) }
             // Taken out and added again, pending from zero with the same checksum: a partial file
@@ -295,4 +347,28 @@ func printError(_ line: String) {
 func say(_ line: String) {
     print(line)
     fflush(nil)
+}
+
+/// A transport chosen once the queue is loaded: `run` binds the credentials it was given to the
+/// origins of the queued tasks, which only the loaded queue knows. Bound before any transfer
+/// starts, so that every transfer is paused, resumed and cancelled where it started.
+final class BoundLaterTransport: Transport {
+    private let current: Mutex<any Transport>
+
+    init(_ transport: any Transport) { current = Mutex(transport) }
+
+    func bind(_ transport: any Transport) { current.withLock { $0 = transport } }
+
+    private var transport: any Transport { current.withLock { $0 } }
+
+    func start(
+        _ request: TransferRequest, sink: any TransferSink, events: @escaping @Sendable (TransferEvent) -> Void
+    ) -> TransferID {
+        transport.start(request, sink: sink, events: events)
+    }
+
+    func pause(_ id: TransferID) { transport.pause(id) }
+    func resume(_ id: TransferID) { transport.resume(id) }
+    func cancel(_ id: TransferID) { transport.cancel(id) }
+    var eventsShareOneThread: Bool { transport.eventsShareOneThread }
 }

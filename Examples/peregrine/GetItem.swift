@@ -69,58 +69,11 @@ enum GetInput {
 
     /// The URL without `user[:password]@`, and the credential it held.
     static func takeCredentials(from raw: String) -> (url: String, credential: Credential?) {
-        guard let range = userInfoRange(in: raw) else { return (raw, nil) }
-        let userInfo = raw[range]
-        var url = raw
-        url.removeSubrange(range.lowerBound..<raw.index(after: range.upperBound))  // with the "@"
-        let parts = userInfo.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
-        let user = percentDecoded(parts[0])
-        let password = parts.count > 1 ? percentDecoded(parts[1]) : ""
-        return (url, Credential(user: user, password: password))
-    }
-
-    /// `%XX` escapes decoded (RFC 3986); the text as it is when an escape is malformed or the
-    /// bytes are no UTF-8.
-    static func percentDecoded(_ text: Substring) -> String {
-        var bytes: [UInt8] = []
-        var index = text.utf8.startIndex
-        let utf8 = text.utf8
-        while index < utf8.endIndex {
-            let byte = utf8[index]
-            if byte == UInt8(ascii: "%") {
-                let first = utf8.index(after: index)
-                guard first < utf8.endIndex, utf8.index(after: first) < utf8.endIndex,
-                    let value = UInt8(String(text[first..<utf8.index(first, offsetBy: 2)]), radix: 16)
-                else { return String(text) }
-                bytes.append(value)
-                index = utf8.index(first, offsetBy: 2)
-            } else {
-                bytes.append(byte)
-                index = utf8.index(after: index)
-            }
-        }
-        return String(validating: bytes, as: UTF8.self) ?? String(text)
+        URLUserInformation.split(raw)
     }
 
     /// `raw` with the password of its user information replaced by `***`.
-    static func redacted(_ raw: String) -> String {
-        guard let range = userInfoRange(in: raw) else { return raw }
-        let userInfo = raw[range]
-        guard let colon = userInfo.firstIndex(of: ":") else { return raw }
-        var text = raw
-        text.replaceSubrange(userInfo.index(after: colon)..<range.upperBound, with: "***")
-        return text
-    }
-
-    /// The `user:password` part between `scheme://` and the last `@` before the path, if any.
-    private static func userInfoRange(in raw: String) -> Range<String.Index>? {
-        guard let schemeEnd = raw.firstRange(of: "://") else { return nil }
-        let authorityStart = schemeEnd.upperBound
-        let authorityEnd =
-            raw[authorityStart...].firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? raw.endIndex
-        guard let at = raw[authorityStart..<authorityEnd].lastIndex(of: "@") else { return nil }
-        return authorityStart..<at
-    }
+    static func redacted(_ raw: String) -> String { URLUserInformation.redacted(raw) }
 
     /// The items of an input file (`-` for standard input): one URL per line, optionally followed
     /// by its mirrors' URLs (as aria2's input files list a file's URIs on one line),

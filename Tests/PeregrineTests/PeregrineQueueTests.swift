@@ -189,6 +189,65 @@ import Testing
         #expect(names == urls.map { String($0.split(separator: "/").last!) }.sorted(), "seed \(seed)")
     }
 
+    /// A URL given with credentials (`http://alice:PASSWORD@host/…`): the password is never
+    /// printed by `add`, `list` or `run`, never stored in the queue's state, and never sent
+    /// unasked or over plain http; `run --user` answers the server's Basic challenge, over http
+    /// only with `--auth-over-http`.
+    @Test func aPasswordInAURLIsNeitherPrintedNorStoredNorSentUnasked() async throws {
+        let tool = try #require(
+            Self.executable, "no peregrine-queue binary beside the tests: build with `swift build --build-tests`")
+        let password = "q-s3cr3t-\(UInt32.random(in: 0...UInt32.max))"
+        let server = try LighttpdServer(
+            .init(
+                users: [.init(name: "alice", password: password)],
+                protectedLocations: [.init(pathPrefix: "/basic/", realm: "Files", method: .basic)]))
+        defer { server.stop() }
+        let body = Data((0..<20_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        try body.write(to: URL(fileURLWithPath: server.documentPath("/basic/f.bin")))
+        try await server.start()
+        let plain = server.url("/basic/f.bin")
+        let withPassword = plain.replacingOccurrences(of: "://", with: "://alice:\(password)@")
+        let state = try TemporaryDirectory(prefix: "peregrine-queue-password")
+        defer { state.remove() }
+        var printed = ""
+        func queue(_ arguments: [String]) async throws -> ChildProcess.Output {
+            let output = try await ChildProcess.run(tool, ["--state", state.path] + arguments, allowFailure: true)
+            printed += output.text + output.errorText
+            return output
+        }
+
+        let added = try await queue(["add", withPassword])
+        #expect(added.status == 0, "\(added.errorText)")
+        #expect(added.text.contains("added \(plain)"), "\(added.text)")
+        #expect(added.errorText.contains("are not stored; give them to run with --user"), "\(added.errorText)")
+        let listed = try await queue(["list", "--json"])
+        #expect(listed.text.contains(plain.replacingOccurrences(of: "/", with: "\\/")), "\(listed.text)")
+
+        // Without credentials, and with them over plain http: the server is never sent any.
+        #expect(try await queue(["run"]).status != 0)
+        #expect(try await queue(["run", "--user", "alice:\(password)"]).status != 0)
+        #expect(server.requests(for: "/basic/f.bin").allSatisfy { $0.headers["Authorization"] == nil })
+
+        let requestsBefore = server.requests(for: "/basic/f.bin").count
+        let run = try await queue(["run", "--user", "alice:\(password)", "--auth-over-http"])
+        #expect(run.status == 0, "\(run.errorText)")
+        let authorizations = server.requests(for: "/basic/f.bin").dropFirst(requestsBefore).map {
+            $0.headers["Authorization"]
+        }
+        // Asked first, answered once challenged.
+        #expect(authorizations.first == .some(nil), "\(authorizations)")
+        #expect(authorizations.last??.hasPrefix("Basic ") == true, "\(authorizations)")
+        #expect(FileManager.default.contents(atPath: state.path("downloads") + "/f.bin") == body)
+
+        #expect(!printed.contains(password), "printed: \(printed)")
+        let files = FileManager.default.enumerator(atPath: state.path)?.compactMap { $0 as? String } ?? []
+        for file in files where !file.hasPrefix("downloads") {
+            let data = FileManager.default.contents(atPath: state.path + "/" + file) ?? Data()
+            #expect(data.range(of: Data(password.utf8)) == nil, "\(file) holds the password")
+        }
+        #expect(files.contains { !$0.hasPrefix("downloads") }, "the queue stored nothing: \(files)")
+    }
+
     @Test func failedDownloadsMakeTheRunFail() async throws {
         let tool = try #require(
             Self.executable, "no peregrine-queue binary beside the tests: build with `swift build --build-tests`")

@@ -9,8 +9,8 @@ import PeregrineJSONStorage
 import PeregrinePersistence
 import PeregrineVerification
 
-// Docs/GettingStarted.md:242
-func snippetGettingstartedLine242() async throws {
+// Docs/GettingStarted.md:248
+func snippetGettingstartedLine248() async throws {
     let stateDirectory = "/tmp/state"
     let downloadDirectory = "/tmp/downloads"
 
