@@ -296,11 +296,12 @@ final class GetSession: Sendable {
         return .running(key)
     }
 
-    /// Reports a failure (a kept file under --no-clobber is a skip) and returns its status.
+    /// Reports a failure (a kept file under --no-clobber is a skip, with its own status, 9) and
+    /// returns its status.
     private func report(_ reason: FailureReason, for item: GetItem) -> Int32 {
         if reason.code == .fileExists, noClobber {
             reporter.skipped(item, because: reason.message)
-            return GetExitCode.success
+            return GetExitCode.fileExists
         }
         let status = GetExitCode.code(for: reason)
         var message = reason.message

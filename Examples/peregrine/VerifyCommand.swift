@@ -2,7 +2,8 @@ import ArgumentParser
 import PeregrineVerification
 
 /// `peregrine verify FILE... --checksum ALGORITHM=HEX...` or `peregrine verify [FILE...] --sums LIST`:
-/// checks files on disk, one line each, exit status 0 when all match and 1 otherwise.
+/// checks files on disk, one line each; exit status 0 when all match, 7 on a mismatch (as
+/// `peregrine get`), 1 when a file cannot be read.
 struct VerifyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
@@ -13,8 +14,8 @@ struct VerifyCommand: ParsableCommand {
             "SHA256 (name) = hex") by its name, else by its last path component; with no file, every file \
             the list names is checked, relative to the current directory (as sha256sum -c does). \
             Prints "FILE: OK (algorithm)" or "FILE: FAILED reason" for each file. The exit status is 0 when \
-            every file matched, 1 when any did not (or could not be read), 64 for a usage error such as a \
-            malformed --checksum.
+            every file matched, 7 when any did not (as peregrine get's checksum mismatch), else 1 when a file \
+            could not be read, 64 for a usage error such as a malformed --checksum.
             """
     )
 
@@ -60,6 +61,7 @@ struct VerifyCommand: ParsableCommand {
 
     func run() throws {
         var failures = 0
+        var mismatches = 0
         var total = 0
         for (path, expected) in try work() {
             total += 1
@@ -70,6 +72,7 @@ struct VerifyCommand: ParsableCommand {
                     if !quiet { print("\(path): OK (\(checksum.algorithm))") }
                 } else {
                     failures += 1
+                    mismatches += 1
                     print("\(path): FAILED \(result)")
                 }
             } catch {
@@ -79,7 +82,7 @@ struct VerifyCommand: ParsableCommand {
         }
         guard failures == 0 else {
             printError("\(failures) of \(total) file\(total == 1 ? "" : "s") did not verify")
-            throw ExitCode.failure
+            throw mismatches > 0 ? ExitCode(GetExitCode.verification) : ExitCode.failure
         }
     }
 
