@@ -180,6 +180,9 @@ struct GetCommand: AsyncParsableCommand {
     @Option(help: "The most redirects to follow.")
     var maxRedirects: Int = 10
 
+    @Flag(help: "Follow a redirect from https to plain http (refused otherwise, with exit status 10).")
+    var allowInsecureRedirect = false
+
     @Option(
         name: .customLong("checksum"),
         help: ArgumentHelp(

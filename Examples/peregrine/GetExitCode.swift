@@ -23,6 +23,9 @@ enum GetExitCode {
     static let disk: Int32 = 8
     /// The file exists and `--no-clobber` keeps it.
     static let fileExists: Int32 = 9
+    /// A redirect refused: from https to plain http (`--allow-insecure-redirect`), a loop or more
+    /// than `--max-redirects`, or to a URL that cannot be downloaded. Not retried.
+    static let redirect: Int32 = 10
     /// A flag, a URL or an input line was wrong (ArgumentParser's usage status, sysexits' EX_USAGE).
     static let usage: Int32 = 64
     /// Interrupted by SIGINT (128 + 2): the partial files stay, and the next run resumes them.
@@ -41,6 +44,7 @@ enum GetExitCode {
         case .verification: verification
         case .diskFull, .fileSystem: disk
         case .fileExists: fileExists
+        case .redirectRefused: redirect
         default: unknown
         }
     }
@@ -50,7 +54,7 @@ enum GetExitCode {
         Exit status: 0 all downloads finished or were complete already; 1 unknown error; 2 network error \
         (DNS, connection, timeout); 3 HTTP error status; 4 authentication failed; 5 TLS failure; \
         6 resume impossible; 7 checksum mismatch; 8 disk full or directory not writable; 9 file exists \
-        (--no-clobber); 64 bad usage (a flag, URL or input line); 130 interrupted (SIGINT); 143 stopped \
+        (--no-clobber); 10 redirect refused (to http from https, a loop, too many); 64 bad usage (a flag, URL or input line); 130 interrupted (SIGINT); 143 stopped \
         (SIGTERM). With several failures, the first failed download in the order given decides.
         """
 }

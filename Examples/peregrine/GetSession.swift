@@ -101,7 +101,9 @@ final class GetSession: Sendable {
                 value: String(header[header.index(after: colon)...].drop(while: { $0 == " " || $0 == "\t" })))
         }
         let adapter = GetRequestAdapter(
-            headers: headers, trust: command.trustPolicy, redirects: RedirectPolicy(maxHops: command.maxRedirects),
+            headers: headers, trust: command.trustPolicy,
+            redirects: RedirectPolicy(
+                maxHops: command.maxRedirects, allowsHTTPSToHTTP: command.allowInsecureRedirect),
             timeouts: timeouts)
 
         let retryPolicy: (any RetryPolicy)? =
@@ -305,6 +307,14 @@ final class GetSession: Sendable {
         }
         let status = GetExitCode.code(for: reason)
         var message = reason.message
+        // The library's words name its policy; here the flags that change it.
+        if reason.code == .redirectRefused {
+            if message.contains("from https to plain http") {
+                message = "refused a redirect from https to plain http; --allow-insecure-redirect follows it"
+            } else if message.contains("redirects, the last to") {
+                message += " (--max-redirects)"
+            }
+        }
         if reason.code == .verification, deleteMismatched, reason.httpStatus == nil {
             message += "; the file was deleted"
         }

@@ -51,6 +51,10 @@ public struct FailureReason: Error, Sendable, Hashable, Codable, CustomStringCon
         public static let authentication = Code(rawValue: "authentication")
         /// The server sent something that breaks HTTP, or lied about the length.
         public static let protocolViolation = Code(rawValue: "protocolViolation")
+        /// A redirect that cannot be followed: a loop or more hops than the redirect policy allows,
+        /// a target that cannot be downloaded, or from https to plain http without the policy's
+        /// leave. Asking again gets the same answer: never retried.
+        public static let redirectRefused = Code(rawValue: "redirectRefused")
         /// Anything else.
         public static let unknown = Code(rawValue: "unknown")
         /// The task was stopped; it continues when resumed. Ends an await on the task, never

@@ -84,8 +84,8 @@ public struct TransportError: PeregrineError {
             case .rangeNotHonoured: .cannotResume
             case .writeFailed where errno == 28: .diskFull  // ENOSPC
             case .writeFailed: .fileSystem
-            case .lengthMismatch, .protocolViolation, .invalidRedirect, .tooManyRedirects, .insecureRedirect:
-                .protocolViolation
+            case .lengthMismatch, .protocolViolation: .protocolViolation
+            case .invalidRedirect, .tooManyRedirects, .insecureRedirect: .redirectRefused
             default: .unknown
             }
         return FailureReason(reason, httpStatus: httpStatus, message: description)

@@ -187,6 +187,7 @@ struct EngineRetryTests {
         (FailureReason(.diskFull, message: "x"), false),
         (FailureReason(.protocolViolation, message: "x"), true),
         (FailureReason(.verification, message: "x"), false),
+        (FailureReason(.redirectRefused, message: "x"), false),
     ])
     func transientFailures(_ reason: FailureReason, _ transient: Bool) {
         #expect(BackoffRetryPolicy.isTransient(reason) == transient)

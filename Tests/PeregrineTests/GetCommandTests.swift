@@ -31,6 +31,7 @@ import Testing
                     "sendfile_max_chunk 32k;",
                     "location /slow/ { limit_rate 1m; }",
                     "location = /private/f.bin { return 401; }",
+                    "location = /loop { return 302 /loop; }",
                 ]))
             try await server.start()
             return Rig(server: server, scratch: scratch, tool: tool)
@@ -434,6 +435,12 @@ import Testing
         #expect(unwritable.status == 8, "\(unwritable.errorText)")
         let clobber = try await rig.get([rig.server.httpURL("/e.bin?again"), "--no-clobber", "-O", "e.bin"])
         #expect(clobber.status == 9, "--no-clobber keeps an existing file, with status 9: \(clobber.errorText)")
+        // A redirect loop fails at once, named with its flag: followed up to --max-redirects once,
+        // not retried (each of --retry's attempts would follow it again).
+        let loop = try await rig.get([rig.server.httpURL("/loop"), "--max-redirects", "3"])
+        #expect(loop.status == 10, "\(loop.errorText)")
+        #expect(loop.errorText.contains("--max-redirects"), "\(loop.errorText)")
+        #expect(rig.requests(for: "/loop").count == 4, "\(rig.requests(for: "/loop"))")
         #expect(rig.visibleFiles == ["e.bin"])
         let badFlags = [
             (["--limit-rate", "fast"], "--limit-rate"), (["--limit-rate", "-1"], "--limit-rate"),

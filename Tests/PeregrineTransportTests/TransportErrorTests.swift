@@ -33,9 +33,9 @@ struct TransportErrorTests {
         Mapping(error: TransportError(.lengthMismatch, "x"), expected: .protocolViolation),
         Mapping(error: TransportError(.connectionClosed, "x"), expected: .network),
         Mapping(error: TransportError(.protocolViolation, "x"), expected: .protocolViolation),
-        Mapping(error: TransportError(.invalidRedirect, "x"), expected: .protocolViolation),
-        Mapping(error: TransportError(.tooManyRedirects, "x"), expected: .protocolViolation),
-        Mapping(error: TransportError(.insecureRedirect, "x"), expected: .protocolViolation),
+        Mapping(error: TransportError(.invalidRedirect, "x"), expected: .redirectRefused),
+        Mapping(error: TransportError(.tooManyRedirects, "x"), expected: .redirectRefused),
+        Mapping(error: TransportError(.insecureRedirect, "x"), expected: .redirectRefused),
         Mapping(error: TransportError(.cancelled, "x"), expected: .unknown),
         Mapping(error: TransportError(.invalidRequest, "x"), expected: .unknown),
     ]
