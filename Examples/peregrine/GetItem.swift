@@ -7,6 +7,12 @@ import PeregrineCore
     import Foundation
 #endif
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
 /// One download `peregrine get` was asked for, from the command line or an input file.
 struct GetItem: Sendable {
     /// Where it was given, for messages: `URL 2`, `list.txt:7`.
@@ -75,6 +81,33 @@ enum GetInput {
     /// `raw` with the password of its user information replaced by `***`.
     static func redacted(_ raw: String) -> String { URLUserInformation.redacted(raw) }
 
+    /// The largest input file read: a list of a million URLs fits many times over.
+    static let inputFileLimit = 256 << 20
+
+    /// The bytes of the file at `path`, read to its end: a regular file, or a pipe or FIFO that
+    /// another process writes, as `-i <(…)` gives (`/dev/fd/63`), whose size is not known ahead.
+    static func readAll(_ path: String) throws(GetUsageError) -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw GetUsageError("--input-file \(path): cannot open it: \(errorText(errno))") }
+        defer { _ = close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count == 0 { return bytes }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw GetUsageError("--input-file \(path): cannot read it: \(errorText(errno))")
+            }
+            bytes.append(contentsOf: chunk[0..<count])
+            guard bytes.count <= inputFileLimit else {
+                throw GetUsageError("--input-file \(path): larger than \(inputFileLimit >> 20) MiB")
+            }
+        }
+    }
+
+    private static func errorText(_ code: Int32) -> String { String(cString: strerror(code)) }
+
     /// The items of an input file (`-` for standard input): one URL per line, optionally followed
     /// by its mirrors' URLs (as aria2's input files list a file's URIs on one line),
     /// `checksum=ALGORITHM=HEX` and `out=NAME`, separated by blanks; blank lines and lines
@@ -88,10 +121,7 @@ enum GetInput {
             while let line = readLine(strippingNewline: false) { data.append(contentsOf: line.utf8) }
             text = String(decoding: data, as: UTF8.self)
         } else {
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw GetUsageError("--input-file \(path): cannot read it")
-            }
-            text = String(decoding: data, as: UTF8.self)
+            text = String(decoding: try readAll(path), as: UTF8.self)
         }
         let name = path == "-" ? "standard input" : path
         var items: [GetItem] = []
