@@ -126,17 +126,19 @@ final class CurlDriver: @unchecked Sendable {
             collectFinishedTransfers()
             _ = curl_multi_poll(multi, nil, 0, pollTimeoutMilliseconds(), nil)
             resumeThrottledTransfers()
+            abortIdleTransfers()
         }
         hasExited.store(true, ordering: .releasing)
         exited.signal()
     }
 
     /// How long the poll may wait: a second, or until the first transfer that its limiters hold
-    /// back may go on.
+    /// back may go on, or the first that may go without a byte runs out of time.
     private func pollTimeoutMilliseconds() -> Int32 {
         var earliest: UInt64?
-        for transfer in active.values where transfer.isThrottled {
-            if let until = transfer.throttledUntil { earliest = min(earliest ?? until, until) }
+        for transfer in active.values {
+            if transfer.isThrottled, let until = transfer.throttledUntil { earliest = min(earliest ?? until, until) }
+            if let deadline = idleDeadline(of: transfer) { earliest = min(earliest ?? deadline, deadline) }
         }
         guard let earliest else { return 1000 }
         let now = CurlTransfer.monotonicNanoseconds()
@@ -154,9 +156,47 @@ final class CurlDriver: @unchecked Sendable {
         }
         for transfer in due {
             transfer.isThrottled = false
+            transfer.lastActivityNanoseconds = now
             guard !transfer.isPaused, !transfer.pauseRequested, let easy = transfer.easy else { continue }
             // May deliver the bytes libcurl kept back, through the write callback, right here.
             _ = curl_easy_pause(easy, CURLPAUSE_CONT)
+        }
+    }
+
+    /// When a transfer that may go without a byte for only so long (``CurlTransfer/idleLimitNanoseconds``)
+    /// runs out of time; nil while it is paused or held back by its limiters (no byte is asked for).
+    private func idleDeadline(of transfer: CurlTransfer) -> UInt64? {
+        guard let limit = transfer.idleLimitNanoseconds, !transfer.isPaused, !transfer.isThrottled,
+            !transfer.pauseRequested
+        else { return nil }
+        return transfer.lastActivityNanoseconds &+ limit
+    }
+
+    /// Ends the transfers that went without a byte for their limit since their request was sent,
+    /// as too slow.
+    private func abortIdleTransfers() {
+        let now = CurlTransfer.monotonicNanoseconds()
+        var idle: [CurlTransfer] = []
+        for transfer in active.values {
+            guard let deadline = idleDeadline(of: transfer), deadline <= now else { continue }
+            if !transfer.requestSent {
+                // Still waiting for a connection: the clock starts once the request is out (seen
+                // here, at most a poll's wait late).
+                guard let easy = transfer.easy else { continue }
+                var sent: curl_off_t = 0
+                _ = peregrine_easy_getinfo_offset(easy, CURLINFO_PRETRANSFER_TIME_T, &sent)
+                transfer.lastActivityNanoseconds = now
+                transfer.requestSent = sent > 0
+                continue
+            }
+            idle.append(transfer)
+        }
+        for transfer in idle {
+            let limit = Duration.nanoseconds(Int64(transfer.idleLimitNanoseconds ?? 0))
+            finish(
+                transfer,
+                .failure(
+                    TransportError(.tooSlow, "no byte arrived for \(limit)", url: transfer.hop.string)))
         }
     }
 
@@ -174,6 +214,7 @@ final class CurlDriver: @unchecked Sendable {
         case .resume(let id):
             guard let transfer = active[id], let easy = transfer.easy else { return }
             transfer.pauseRequested = false
+            transfer.lastActivityNanoseconds = CurlTransfer.monotonicNanoseconds()
             if transfer.isPaused {
                 transfer.isPaused = false
                 // May deliver the bytes libcurl kept back, through the write callback, right here.
@@ -202,6 +243,7 @@ final class CurlDriver: @unchecked Sendable {
         }
         let easy = idleHandles.popLast() ?? curl_easy_init()!
         transfer.easy = easy
+        transfer.lastActivityNanoseconds = CurlTransfer.monotonicNanoseconds()
         transfer.sockets = sockets
         active[transfer.id] = transfer
         if let refused = configure(easy, for: transfer) {
@@ -243,6 +285,9 @@ final class CurlDriver: @unchecked Sendable {
                 finish(transfer, .failure(refused))
                 return
             }
+            // The next hop waits for its connection before a byte is due again.
+            transfer.requestSent = false
+            transfer.lastActivityNanoseconds = CurlTransfer.monotonicNanoseconds()
             _ = curl_multi_add_handle(multi, easy)
         } else {
             finish(transfer, transfer.outcomeOfCleanFinish())

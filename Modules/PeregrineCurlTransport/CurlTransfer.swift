@@ -55,6 +55,12 @@ final class CurlTransfer: @unchecked Sendable {
     /// Whether libcurl holds the transfer paused for its limiters (the driver resumes it at
     /// ``throttledUntil``), apart from a pause the caller asked for.
     var isThrottled = false
+    /// When a byte last arrived (of a header or the body), or the request was seen sent, or the
+    /// transfer went on after a pause: what ``idleLimitNanoseconds`` counts from.
+    var lastActivityNanoseconds: UInt64 = 0
+    /// Whether libcurl has sent the request: before, the transfer waits for a connection (in
+    /// libcurl's queue, or connecting under the connect timeout) and no byte is due.
+    var requestSent = false
     private var isCompleted = false
 
     private let progressIntervalNanoseconds: UInt64
@@ -119,8 +125,19 @@ final class CurlTransfer: @unchecked Sendable {
 
     // MARK: Callbacks
 
+    /// How long the transfer may go without a byte: the low-speed rule's duration when its speed
+    /// is 1 byte/s — "no byte for N s", which the driver checks itself. libcurl judges its rule
+    /// from a speed averaged over 5 s, so a burst before a stall would keep it above 1 byte/s
+    /// for 5 s more.
+    var idleLimitNanoseconds: UInt64? {
+        guard let rule = request.timeouts.lowSpeed, rule.bytesPerSecond <= 1 else { return nil }
+        return UInt64(max(rule.duration.wholeMilliseconds, 1)) * 1_000_000
+    }
+
     /// Takes one header line from libcurl. Returns false to abort the transfer.
     func receiveHeaderLine(_ line: UnsafeRawBufferPointer) -> Bool {
+        lastActivityNanoseconds = Self.monotonicNanoseconds()
+        requestSent = true
         if line.starts(with: "HTTP/".utf8) {
             responseHeaders = HTTPHeaders()
             return true
@@ -226,6 +243,7 @@ final class CurlTransfer: @unchecked Sendable {
             return 0
         }
         receivedBytes += Int64(bytes.count)
+        lastActivityNanoseconds = Self.monotonicNanoseconds()
         if bandwidth.isLimited {
             let wait = bandwidth.charge(bytes.count)
             if wait > .zero { throttledUntil = Self.monotonicNanoseconds() &+ Self.nanoseconds(wait) }

@@ -200,7 +200,10 @@ public struct TransferTimeouts: Sendable, Hashable {
     /// Abort when fewer than `bytesPerSecond` arrive for `duration`; nil to never abort.
     public var lowSpeed: LowSpeedLimit?
 
-    /// The too-slow rule: a transfer slower than `bytesPerSecond` for `duration` is aborted.
+    /// The too-slow rule: a transfer slower than `bytesPerSecond` for `duration` is aborted. At
+    /// 1 byte/s it reads "no byte for `duration`" (once the request is sent; a pause or a
+    /// bandwidth limit's wait does not count): the libcurl backend keeps that on its own clock,
+    /// where libcurl would judge a speed averaged over 5 s.
     public struct LowSpeedLimit: Sendable, Hashable {
         /// The minimum average speed.
         public var bytesPerSecond: Int

@@ -158,6 +158,26 @@ struct CurlTransportTests {
         if case .failure(let error) = result { #expect(error.failureReason.code == .tooSlow) }
     }
 
+    /// "No byte for N s" (a low-speed rule of 1 byte/s) is kept by the transport itself: a
+    /// burst before the stall does not buy the 5 s that libcurl's averaged speed would give it
+    /// ("Operation too slow", after about 5 + N s).
+    @Test func aTransferThatStallsAfterABurstEndsAsTooSlowOnTheTransportsOwnClock() async throws {
+        let fixture = try Fixture()
+        fixture.routes.setRoute(
+            MockRoute.file(.generated(seed: 6, count: 1 << 20)).faulting(.stallAfter(bytes: 64 << 10)),
+            for: "/stall"
+        )
+        var request = try fixture.request("/stall")
+        request.timeouts.lowSpeed = .init(bytesPerSecond: 1, duration: .seconds(1))
+        let recorder = TransferRecorder()
+        _ = fixture.transport.start(request, sink: DiscardingSink(), events: recorder.handler)
+        let result = await recorder.completion()
+        #expect(result?.errorCode == .tooSlow)
+        if case .failure(let error) = result {
+            #expect(error.message.contains("no byte arrived for"), "\(error)")
+        }
+    }
+
     @Test func progressIsMonotonicAndEndsAtTheBodyLength() async throws {
         let fixture = try Fixture()
         let body = MockBody.generated(seed: 5, count: 3 << 20)

@@ -366,6 +366,20 @@ import Testing
         #expect(found == digests, "a file was overwritten")
     }
 
+    /// `-i <(…)`, as aria2c and wget users write it: the list comes through a pipe
+    /// (`/dev/fd/63`) whose size nobody knows ahead.
+    @Test func anInputListFromAProcessSubstitutionIsRead() async throws {
+        let rig = try await Rig.start()
+        defer { rig.stop() }
+        let sha = try rig.serve("/p.bin", count: 3000, seed: 11)
+        let command = #"exec "$0" get -o "$1" --state-dir "$2" --quiet -i <(printf '%s out=piped.bin\n' "$3")"#
+        let output = try await ChildProcess.run(
+            "/bin/bash", ["-c", command, rig.tool, rig.downloads, rig.state, rig.server.httpURL("/p.bin")],
+            allowFailure: true)
+        #expect(output.status == 0, "\(output.errorText)")
+        #expect(try Rig.fileSHA256(rig.downloads + "/piped.bin") == sha)
+    }
+
     @Test func aBadURLFailsAloneAndTheOthersDownload() async throws {
         let rig = try await Rig.start()
         defer { rig.stop() }
