@@ -236,6 +236,7 @@ private func hasWhatJSONDecoderSkipsUnchecked(_ body: [UInt8]) -> Bool {
     if String(validating: body, as: UTF8.self) == nil { return true }
     if hasNumberWithLeadingZero(body) { return true }
     if hasMinusWithoutDigit(body) { return true }
+    if hasFractionOrExponentWithoutDigit(body) { return true }
     if body.contains(where: { $0 < 0x20 && ![0x20, 0x0A, 0x0D, 0x09].contains($0) }) { return true }
     // A raw line feed, carriage return or tab inside a string (whitespace outside one).
     var inString = false
@@ -266,6 +267,44 @@ private func hasWhatJSONDecoderSkipsUnchecked(_ body: [UInt8]) -> Bool {
             index += 2
         } else {
             index += 1
+        }
+    }
+    return false
+}
+
+/// Whether a number outside strings has a `.` or an exponent with no digit after it (`2.`,
+/// `2e`, `2e+`): JSONDecoder reads `{"id":2,"id":2e}`, never decoding the repeated name's
+/// value, which RFC 8259 and the service's parser refuse (found by this harness; kept as
+/// `Corpus/FuzzRPCRequest/fuzz-repeated-name-bare-exponent`).
+private func hasFractionOrExponentWithoutDigit(_ body: [UInt8]) -> Bool {
+    let digits = UInt8(ascii: "0")...UInt8(ascii: "9")
+    var inString = false
+    var escaped = false
+    var previous: UInt8 = UInt8(ascii: " ")
+    for (index, byte) in body.enumerated() {
+        defer { previous = byte }
+        if inString {
+            if escaped {
+                escaped = false
+            } else if byte == UInt8(ascii: "\\") {
+                escaped = true
+            } else if byte == UInt8(ascii: "\"") {
+                inString = false
+            }
+            continue
+        }
+        if byte == UInt8(ascii: "\"") {
+            inString = true
+            continue
+        }
+        guard digits.contains(previous) else { continue }
+        var next = index + 1 < body.count ? body[index + 1] : 0
+        if byte == UInt8(ascii: "."), !digits.contains(next) { return true }
+        if byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") {
+            if next == UInt8(ascii: "+") || next == UInt8(ascii: "-") {
+                next = index + 2 < body.count ? body[index + 2] : 0
+            }
+            if !digits.contains(next) { return true }
         }
     }
     return false
