@@ -163,9 +163,16 @@ extension DownloadEngine {
     }
 
     /// Whether any transfer runs or still drains: after a stop, its partial file is synced and
-    /// its resume record updated only once the transfer has drained. A program that stops
-    /// everything and exits waits for this to turn false (then saves the store).
-    public var hasTransfersInFlight: Bool { state.withLock { $0.tasks.values.contains { $0.attempt != nil } } }
+    /// its resume record updated only once the transfer has drained, and the record observer
+    /// (the store) has the update only once the section that made it has handed it over. A
+    /// program that stops everything and exits waits for this to turn false (then saves the
+    /// store).
+    public var hasTransfersInFlight: Bool {
+        // Read under the lock: a section that ended the last attempt counted itself there.
+        state.withLock { state in
+            state.tasks.values.contains { $0.attempt != nil } || unrecordedSections.load(ordering: .acquiring) > 0
+        }
+    }
 
     /// Waits until no transfer runs or drains (``hasTransfersInFlight`` is false), for at most
     /// `limit`; returns whether they all drained. A program that stops its tasks before it exits

@@ -49,6 +49,9 @@ public final class DownloadEngine: Sendable {
     let finishing: BlockingWorkPool?
     /// The limiter every transfer of the engine is under (``overallSpeedLimit``).
     let overallLimiter: BandwidthLimiter
+    /// Locked sections whose record changes the observer has not taken yet: counted under the
+    /// lock, so a drained transfer (no attempt left) is recorded only once this is back to zero.
+    let unrecordedSections = Atomic<Int>(0)
 
     /// Creates an engine; nothing is downloaded until tasks are added.
     ///
@@ -155,9 +158,11 @@ public final class DownloadEngine: Sendable {
             let result = body(&state, &effects)
             finish(&state, &effects)
             broadcaster.yield(effects.events)
+            if !effects.recordChanges.isEmpty { unrecordedSections.add(1, ordering: .relaxed) }
             return (result, effects)
         }
         run(effects)
+        if !effects.recordChanges.isEmpty { unrecordedSections.subtract(1, ordering: .releasing) }
         return result
     }
 

@@ -120,6 +120,42 @@ struct EnginePluginTests {
         }
     }
 
+    /// Takes its time over a stopped task's record, as a store's sync does on a busy disk.
+    final class SlowStopLog: TaskRecordObserver, @unchecked Sendable {
+        let stoppedOffsets = Locked<[Int64]>([])
+        func engineDidChange(_ changes: [TaskRecordChange]) {
+            for change in changes {
+                guard case .upsert(let record) = change.kind, record.state == .stopped,
+                    let offset = record.resumeRecord?.offset
+                else { continue }
+                usleep(300_000)
+                stoppedOffsets.withLock { $0.append(offset) }
+            }
+        }
+    }
+
+    /// A program that stops everything, waits for the transfers to drain and saves its store
+    /// finds the stop's resume record in the store: the drain waits for the section that ended
+    /// the transfer to hand its record over, not only for the transfer to end.
+    @Test func drainingWaitsUntilTheStopsRecordIsHandedOver() async throws {
+        let log = SlowStopLog()
+        let h = try EngineHarness(chunkSize: 16 << 10) { $0.recordObserver = log }
+        h.server.setRoute(
+            .file(.generated(seed: 3, count: 1 << 20), entityTag: .fixed("\"d\"")).throttled(toBytesPerSecond: 100_000),
+            for: "/d.bin")
+        let url = h.url("/d.bin")
+        h.engine.download([url])
+        h.advance(.seconds(2))
+        let received = h.engine.receivedByteCount(ofTask: url)
+        #expect(received > 0)
+        #expect(h.engine.stopTasks([url]).changed == [url])
+        // The transfer ends (and its record goes to the slow observer) on another thread.
+        let stepping = Task.detached { await onOwnThread { h.runUntilIdle() } }
+        #expect(await h.engine.waitUntilTransfersDrain(atMost: .seconds(60)))
+        #expect(log.stoppedOffsets.withLock { $0 }.last == received)
+        await stepping.value
+    }
+
     @Test func restoringAppliesTheCrashRules() async throws {
         let h = try EngineHarness()
         let body = h.serve("/r.bin", count: 20_000, entityTag: "\"r\"")
