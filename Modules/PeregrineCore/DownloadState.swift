@@ -55,6 +55,10 @@ public struct FailureReason: Error, Sendable, Hashable, Codable, CustomStringCon
         /// a target that cannot be downloaded, or from https to plain http without the policy's
         /// leave. Asking again gets the same answer: never retried.
         public static let redirectRefused = Code(rawValue: "redirectRefused")
+        /// Another process writes the task's partial file (it holds the file's lock): a second
+        /// service whose lease looked expired, a second program on the same directory. The
+        /// task waits and tries again; the file is left as it is.
+        public static let partFileBusy = Code(rawValue: "partFileBusy")
         /// Anything else.
         public static let unknown = Code(rawValue: "unknown")
         /// The task was stopped; it continues when resumed. Ends an await on the task, never

@@ -327,7 +327,7 @@ public struct DownloadDirectory: Sendable, Hashable, CustomStringConvertible {
         FailureReason(code == ENOSPC ? .diskFull : .fileSystem, message: "\(what): \(errorText(code))")
     }
 
-    private static func unsafe(_ name: String) -> FailureReason {
+    static func unsafe(_ name: String) -> FailureReason {
         FailureReason(.fileSystem, message: "refused a file name that would leave the download directory: \(name)")
     }
 }

@@ -93,7 +93,10 @@ extension DownloadEngine {
                 let finishedFileExists = record.fileName.map(directory.exists) ?? false
                 let machine = TaskStateMachine.recovered(
                     from: record.state, resumeRecord: resume, finishedFileExists: finishedFileExists)
-                if resume == nil, machine.state != .finished, !damaged { directory.remove(record.temporaryFileName) }
+                if resume == nil, machine.state != .finished, !damaged {
+                    // Unless another writer holds it: its transfer still runs.
+                    _ = try? directory.removeUnlessLocked(record.temporaryFileName)
+                }
                 let changed = machine.state != stored.state
                 record.state = machine.state
                 record.resumeRecord = machine.resumeRecord

@@ -29,21 +29,47 @@ extension DownloadEngine {
         // Mirrors need the segmented transfer even with one connection: a failing source's rest
         // goes to another within the transfer.
         let segmented = segmentation.splits || !keptRanges.isEmpty || !attempt.mirrors.isEmpty
-        if attempt.startOffset == 0, keptRanges.isEmpty {
-            // A fresh start writes a new file: the name may still be a link to a file placed
-            // from it, whose bytes must not be truncated (see `removeLeftoverLinks`).
-            directory.remove(attempt.temporaryName)
-        } else {
-            // The partial file must hold exactly the bytes the record counts: bytes past the
-            // synced offset (or past the last synced range of a segmented download) may be torn.
-            do throws(FailureReason) {
-                try directory.truncate(
-                    attempt.temporaryName, to: max(attempt.startOffset, keptRanges.last?.upperBound ?? 0))
-            } catch {
-                attempt.sink = TemporaryFileSink(path: attempt.temporaryPath, startOffset: attempt.startOffset)
-                conclude(attempt, .failed(error, durableOffset: attempt.startOffset, failure: nil), durable: 0)
-                return
+        // Nothing is cut or removed while another writer holds the partial file's lock.
+        do throws(FailureReason) {
+            if attempt.startOffset == 0, keptRanges.isEmpty {
+                // A fresh start writes a new file: the name may still be a link to a file placed
+                // from it, whose bytes must not be truncated (see `removeLeftoverLinks`). The
+                // new file is locked when the first byte opens it.
+                guard try directory.removeUnlessLocked(attempt.temporaryName) else { return partFileBusy(attempt) }
+                if segmented {
+                    // The pieces open the file each: it is locked once, for all of them.
+                    guard let lock = try directory.createLocked(attempt.temporaryName) else {
+                        return partFileBusy(attempt)
+                    }
+                    attempt.partFileLock = lock
+                }
+            } else {
+                // The partial file must hold exactly the bytes the record counts: bytes past the
+                // synced offset (or past the last synced range of a segmented download) may be
+                // torn.
+                let length = max(attempt.startOffset, keptRanges.last?.upperBound ?? 0)
+                switch try directory.claimForResume(attempt.temporaryName, length: length) {
+                case .locked(let lock):
+                    attempt.partFileLock = lock
+                case .busy:
+                    return partFileBusy(attempt)
+                case .short(let size):
+                    // Bytes the record counts are not on disk: a resume would place a hole.
+                    let reason = FailureReason(
+                        .fileSystem,
+                        message:
+                            "\(attempt.temporaryPath) holds \(size) bytes, fewer than the \(length) its record counts")
+                    let failure = TransferFailure(
+                        reason: reason, transportError: nil, head: nil, request: TransferRequest(url: attempt.source))
+                    attempt.sink = TemporaryFileSink(path: attempt.temporaryPath, startOffset: attempt.startOffset)
+                    conclude(attempt, .retry(fromZero: true, durableOffset: 0, failure: failure), durable: 0)
+                    return
+                }
             }
+        } catch {
+            attempt.sink = TemporaryFileSink(path: attempt.temporaryPath, startOffset: attempt.startOffset)
+            conclude(attempt, .failed(error, durableOffset: attempt.startOffset, failure: nil), durable: 0)
+            return
         }
         var request = TransferRequest(url: attempt.source)
         if let record = attempt.resumeRecord, record.offset > 0 || !keptRanges.isEmpty {
@@ -76,6 +102,7 @@ extension DownloadEngine {
         }
         let sink = TemporaryFileSink(path: attempt.temporaryPath, startOffset: attempt.startOffset)
         sink.preallocates = configuration.preallocatesFiles
+        sink.isLockedAlready = attempt.partFileLock != nil
         let transferSink = verifier?.sink(wrapping: sink, for: attempt.context) ?? sink
         attempt.sink = sink
         attempt.transferSink = transferSink
@@ -84,6 +111,29 @@ extension DownloadEngine {
         }
         attempt.didStart(id, on: transport)
     }
+
+    /// Another writer holds the partial file: the attempt ends without touching it or its
+    /// record, and the task tries again later (never from zero, never failing for it: the lock
+    /// is held only by a live writer, which ends).
+    private func partFileBusy(_ attempt: TransferAttempt) {
+        attempt.partFileBusy = true
+        attempt.sink = TemporaryFileSink(path: attempt.temporaryPath, startOffset: attempt.startOffset)
+        conclude(attempt, busyOutcome(attempt), durable: attempt.startOffset)
+    }
+
+    private func busyOutcome(_ attempt: TransferAttempt) -> Outcome {
+        let failure = TransferFailure(
+            reason: PartFileLock.busy(attempt.temporaryPath), transportError: nil, head: nil,
+            request: attempt.request ?? TransferRequest(url: attempt.source))
+        var delay = Self.busyRetryDelay
+        if case .retryAfter(let wait)? = configuration.retryPolicy?.decision(after: failure, for: attempt.context) {
+            delay = max(delay, wait)
+        }
+        return .retry(fromZero: false, durableOffset: attempt.startOffset, failure: failure, delay: delay)
+    }
+
+    /// The least wait before trying a busy partial file again.
+    static let busyRetryDelay: Duration = .seconds(2)
 
     // MARK: Transfer events
 
@@ -341,6 +391,10 @@ extension DownloadEngine {
     private func judgeFailure(
         _ error: TransportError, attempt: TransferAttempt, durable: Int64, closeFailure: FailureReason?
     ) -> Outcome {
+        if attempt.sink?.foundBusy == true {
+            attempt.partFileBusy = true
+            return busyOutcome(attempt)
+        }
         let failure = TransferFailure(
             reason: closeFailure ?? error.failureReason, transportError: error, head: attempt.head,
             request: attempt.request!)
@@ -385,6 +439,8 @@ extension DownloadEngine {
     func conclude(_ attempt: TransferAttempt, _ outcome: Outcome, durable: Int64) {
         let key = attempt.url.string
         perform { state, effects in
+            // Held through placement; released before a next transfer of the task launches.
+            defer { attempt.releasePartFileLock() }
             guard let entry = state.tasks[key], entry.attempt === attempt else {
                 // The task left (and may have come back as a new task with a file of its own):
                 // this file was the attempt's alone.
@@ -573,10 +629,13 @@ extension DownloadEngine {
         delay: Duration, _ state: inout EngineState, _ effects: inout Effects
     ) {
         guard let entry = state.tasks[key] else { return }
-        state.tasks[key]!.retryCount += 1
+        // Waiting for another writer is no failure of the download: it uses up no retry.
+        if !attempt.partFileBusy { state.tasks[key]!.retryCount += 1 }
         state.tasks[key]!.previousFailure = failure
         guard entry.machine.state == .downloading else {
-            // Paused meanwhile: forget the partial file; resuming starts from zero.
+            // Paused meanwhile: forget the partial file (unless another writer's); resuming
+            // starts from zero.
+            guard !attempt.partFileBusy else { return }
             try? transition(key, .updateResumeRecord(nil), &state, &effects)
             directory.remove(entry.record.temporaryFileName)
             return
@@ -587,7 +646,9 @@ extension DownloadEngine {
             try? transition(key, .restartFromZero, &state, &effects)
             return
         }
-        if !fromZero, attempt.isResumable || attempt.startOffset > 0, durable > 0 || attempt.segmented != nil,
+        if attempt.partFileBusy {
+            // Another writer's file: its record and bytes stay as they were.
+        } else if !fromZero, attempt.isResumable || attempt.startOffset > 0, durable > 0 || attempt.segmented != nil,
             let record = entry.machine.resumeRecord
         {
             try? transition(

@@ -187,6 +187,23 @@ public final class FileSink: TransferSink, @unchecked Sendable {
     }
 
     /// Flushes and closes the file. Further writes fail with `EBADF`.
+    /// Locks the file for this sink's writer (see `PartFileLock`) on a duplicate of its
+    /// descriptor, so that the lock outlives ``close()``; nil when another writer holds it.
+    func lockForWriting() throws(SinkWriteError) -> PartFileLock? {
+        let duplicate = dup(descriptor)
+        guard duplicate >= 0 else { throw Self.error(errno, "cannot lock", path) }
+        switch PartFileLock.take(duplicate) {
+        case .locked(let lock): return lock
+        case .busy: return nil
+        case .failed(let code): throw Self.error(code, "cannot lock", path)
+        }
+    }
+
+    /// Cuts the file to zero bytes: a fresh start opened without `O_TRUNC`, to be locked first.
+    func truncateToZero() throws(SinkWriteError) {
+        guard ftruncate(descriptor, 0) == 0 else { throw Self.error(errno, "cannot truncate", path) }
+    }
+
     public func close() throws(SinkWriteError) {
         guard descriptor >= 0 else { return }
         defer {

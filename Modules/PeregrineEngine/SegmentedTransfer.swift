@@ -94,6 +94,8 @@ final class SegmentedTransfer: @unchecked Sendable {
             self.position = start
             self.end = end
             self.file = TemporaryFileSink(path: path, startOffset: start, truncates: false)
+            // The pieces share one file, locked by the attempt before the first piece starts.
+            self.file.isLockedAlready = true
         }
     }
 

@@ -1,5 +1,13 @@
 import PeregrineTransport
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// The sink of one transfer: a ``FileSink`` on the task's temporary file, opened at the first
 /// byte, so a transfer that writes nothing (an empty file, a 404) creates no file and costs no
 /// buffers.
@@ -24,6 +32,13 @@ final class TemporaryFileSink: TransferSink, @unchecked Sendable {
     /// Whether opening the file reserves its blocks up to the expected end (see
     /// ``FileSink/reserve(upTo:)``), so that a full disk fails the download at its start.
     var preallocates = false
+    /// Whether the attempt holds the file's lock already (it cut the file for a resume);
+    /// otherwise opening the file locks it, before cutting it for a fresh start.
+    var isLockedAlready = false
+    /// The lock taken when the file was opened; it outlives ``close()``.
+    private var lock: PartFileLock?
+    /// Whether opening found another writer holding the file (nothing was written to it).
+    private(set) var foundBusy = false
 
     init(path: String, startOffset: Int64, truncates: Bool = true) {
         self.path = path
@@ -42,8 +57,20 @@ final class TemporaryFileSink: TransferSink, @unchecked Sendable {
             if let expected = expectedByteCount, expected > 0 {
                 options.bufferCapacity = Int(min(expected, Int64(options.bufferCapacity)))
             }
+            let cuts = startOffset == 0 && truncates
             let opened = try FileSink(
-                path: path, mode: startOffset > 0 || !truncates ? .keepExisting : .truncate, options: options)
+                path: path, mode: cuts && isLockedAlready ? .truncate : .keepExisting, options: options)
+            if !isLockedAlready {
+                guard let taken = try opened.lockForWriting() else {
+                    foundBusy = true
+                    isClosed = true
+                    try? opened.close()
+                    throw SinkWriteError(
+                        errno: EWOULDBLOCK, message: "another process is writing \(path) (it holds the file's lock)")
+                }
+                lock = taken
+                if cuts { try opened.truncateToZero() }
+            }
             file = opened
             isOpened = true
             if preallocates, let expected = expectedByteCount, expected > 0 {
@@ -66,6 +93,12 @@ final class TemporaryFileSink: TransferSink, @unchecked Sendable {
             return startOffset
         }
         return max(startOffset, try file.synchronize())
+    }
+
+    /// Ends the lock taken when the file was opened.
+    func releaseLock() {
+        lock?.release()
+        lock = nil
     }
 
     /// Flushes and closes the file, and lets its buffers go; later writes fail.

@@ -67,6 +67,11 @@ final class TransferAttempt: @unchecked Sendable {
     /// The task's, its list's and the engine's bandwidth limiters, set before launch.
     var limiters: [BandwidthLimiter] = []
     var sink: TemporaryFileSink?
+    /// The partial file's lock when launching took it (a resume cuts the file first); a fresh
+    /// file is locked by its sink instead.
+    var partFileLock: PartFileLock?
+    /// Whether another writer held the partial file: the attempt ended without touching it.
+    var partFileBusy = false
     var transferSink: (any TransferSink)?
     var head: ResponseHead?
     /// The file's complete length from the head, parsed once.
@@ -119,6 +124,12 @@ final class TransferAttempt: @unchecked Sendable {
     func synchronizeFile() throws(SinkWriteError) -> Int64 {
         if let segmented { return try segmented.synchronize() }
         return try sink?.synchronize() ?? startOffset
+    }
+
+    /// Lets another writer have the partial file (once it is placed or left).
+    func releasePartFileLock() {
+        partFileLock?.release()
+        sink?.releaseLock()
     }
 
     /// Closes the temporary file.

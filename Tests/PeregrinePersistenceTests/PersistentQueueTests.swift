@@ -94,6 +94,8 @@ import Testing
             transport.advance(by: .seconds(3))
             #expect(queue.engine.state(ofTask: Self.url) == .downloading)
             try queue.close()
+            // The stopped transfer ends and lets its partial file go, as a process's exit would.
+            transport.runUntilIdle()
         }
 
         server.setRoute(.file(body, entityTag: .fixed("\"v1\"")), for: "/a.bin")

@@ -135,10 +135,13 @@ import Testing
         #expect(stored.state == .downloading)
         let offset = try #require(stored.resumeRecord?.offset)
         #expect(offset > 0)
-        // The process "dies": a new manager loads what the store holds.
+        // The process "dies": a new manager loads what the store holds. (The first one's
+        // transfer ends, so that its lock on the partial file goes as a dead process's would.)
+        let snapshot = first.snapshot
         first.manager.shutDown()
+        first.transport.runUntilIdle()
         server.clearRequests()
-        let second = try ManagerHarness(snapshot: first.snapshot, scratch: first.scratch, server: server)
+        let second = try ManagerHarness(snapshot: snapshot, scratch: first.scratch, server: server)
         #expect(second.manager.restoredAfterForcedQuit == [url])
         #expect(second.state(url) == .stopped)
         #expect(second.manager.downloadList == [[url]])
