@@ -705,11 +705,19 @@ public final class PostgresClaimingQueue: ClaimingTaskQueue {
     /// Opens the listening connection when there is none (at open, and after it was lost: the
     /// next claim calls this). Work added while it was down is found by the next claim.
     private func startListening() throws(StoreError) {
-        let needed = try state.withLock { state throws(StoreError) -> Bool in
+        let listener = try state.withLock { state throws(StoreError) -> PostgresSession? in
             try checkOpen(state)
-            return state.listener.map(\.isClosed) ?? true
+            return state.listener
         }
-        guard needed else { return }
+        if let listener, !listener.isClosed {
+            // It only receives: a network that drops its packets would leave it silent for ever.
+            listener.probe(every: callDeadline) { [logger, queue] in
+                let what = "the connection listening for the queue \(queue)'s new work and endings"
+                logger.warning("\(what) stopped answering; it is opened again at the next call")
+            }
+            return
+        }
+        if listener != nil { logger.notice("listening again for the queue \(queue)'s new work and endings") }
         let session = try PostgresSession.connect(
             to: location, on: group.next(), logger: logger, deadline: callDeadline)
         let queue = queue

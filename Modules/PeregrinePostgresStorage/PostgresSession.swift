@@ -17,6 +17,8 @@ final class PostgresSession: Sendable {
     let logger: Logger
     private let location: PostgresStoreLocation
     private let deadlineNanoseconds: Atomic<Int64>
+    /// When the last probe was sent, and whether it is still unanswered (``probe(every:onLost:)``).
+    private let probes = Mutex<(last: ContinuousClock.Instant?, pending: Bool)>((nil, false))
 
     private static let nextID = Atomic<Int>(1)
 
@@ -163,6 +165,31 @@ final class PostgresSession: Sendable {
             throw StoreError(.ioFailed, path: location.description, "\(what): the transaction was rolled back")
         }
         return Array(results.dropFirst().dropLast())
+    }
+
+    /// Asks the server for a trivial answer without waiting for it, at most once per
+    /// `interval`: a connection that does not answer within its ``deadline`` is closed as a lost
+    /// one, and `onLost` runs. For a connection that only listens for notifications, which
+    /// nothing else would find gone when the network drops its packets.
+    func probe(every interval: Duration, onLost: @escaping @Sendable () -> Void) {
+        let now = ContinuousClock.now
+        let due = probes.withLock { probes -> Bool in
+            guard !probes.pending, probes.last.map({ now - $0 >= interval }) ?? true else { return false }
+            probes = (now, true)
+            return true
+        }
+        guard due else { return }
+        let connection = self.connection
+        let lost = Atomic(false)
+        let timer = connection.eventLoop.scheduleTask(in: .nanoseconds(deadlineNanoseconds.load(ordering: .relaxed))) {
+            lost.store(true, ordering: .relaxed)
+            let _: EventLoopFuture<Void> = connection.close()
+        }
+        connection.query("SELECT 1", logger: logger).whenComplete { [self] _ in
+            timer.cancel()
+            probes.withLock { $0.pending = false }
+            if lost.load(ordering: .relaxed) { onLost() }
+        }
     }
 
     /// Closes the connection and waits for it, within the deadline (a server that does not

@@ -2,7 +2,8 @@ import Foundation
 
 /// A TCP proxy in front of a local port that can stop forwarding without closing anything, as a
 /// network partition does: packets are dropped, nothing is reset, so a peer waits rather than
-/// fails (`Tests/Tools/blackhole_proxy.py`, told "cut" and "open" on its standard input).
+/// fails (`Tests/Tools/blackhole_proxy.py`, told "cut", "cutlisteners" and "open" on its
+/// standard input).
 ///
 /// The proxy ends with its standard input: ``stop()``, or this process's end.
 public final class BlackholeProxy: @unchecked Sendable {
@@ -31,6 +32,10 @@ public final class BlackholeProxy: @unchecked Sendable {
 
     /// Stops forwarding, in both directions and for new connections; returns once in effect.
     public func cut() async throws { try await send("cut") }
+
+    /// Stops forwarding on the connections that have sent a `LISTEN` so far, and on those only
+    /// (later connections are forwarded); returns once in effect.
+    public func cutListeners() async throws { try await send("cutlisteners") }
 
     /// Forwards again (what was held back is dropped); returns once in effect.
     public func open() async throws { try await send("open") }
