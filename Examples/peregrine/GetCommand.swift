@@ -214,7 +214,9 @@ struct GetCommand: AsyncParsableCommand {
 
     // MARK: Checking the flags
 
-    func validate() throws {
+    mutating func validate() throws {
+        // The URLs the command line had beyond the parser's reach, in order.
+        urls += URLArguments.take()
         guard parallel >= 1 else { throw ValidationError("--parallel must be at least 1") }
         guard maxRedirects >= 0 else { throw ValidationError("--max-redirects must not be negative") }
         guard retries >= 0 else { throw ValidationError("--retry must not be negative") }

@@ -14,6 +14,11 @@ struct PeregrineCommand: AsyncParsableCommand {
             RemoveCommand.self, WatchCommand.self,
         ]
     )
+
+    /// Parses the command line with a `get`'s URLs taken out (see `URLArguments`).
+    static func main() async {
+        await main(URLArguments.lift(Array(CommandLine.arguments.dropFirst())))
+    }
 }
 
 /// The version `--version` prints.

@@ -30,6 +30,39 @@ struct GetChecksumURLCommandTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: downloads.path).sorted() == ["a.bin", "b.bin"])
     }
 
+    /// Many URLs as arguments (taken out of the command line before the argument parser, whose
+    /// time grows with the square of their number), between options, one of which takes a URL
+    /// as its value: every URL is downloaded once, and the option keeps its value.
+    @Test func manyURLsAmongOptionsAreEachDownloadedOnce() async throws {
+        let logs = try TemporaryDirectory(prefix: "peregrine-cli-many-urls-log")
+        defer { logs.remove() }
+        let accessLog = logs.path("access.log")
+        let server = try NginxServer(NginxServer.Configuration(extraDirectives: ["access_log \(accessLog);"]))
+        defer { server.stop() }
+        try await server.start()
+        var sums = ""
+        var names: [String] = []
+        for index in 0..<48 {
+            let name = "m\(index).bin"
+            let data = ChecksumTestFiles.bytes(1_000 + index, seed: UInt64(0xE0 + index))
+            try ChecksumTestFiles.write(data, to: server.documentPath(name))
+            sums += "\(try ChecksumTestFiles.checksum(.sha256, of: data).hex)  \(name)\n"
+            names.append(name)
+        }
+        try ChecksumTestFiles.write(Array(sums.utf8), to: server.documentPath("SHA256SUMS"))
+        let downloads = try TemporaryDirectory(prefix: "peregrine-cli-many-urls")
+        defer { downloads.remove() }
+        let urls = names.map { server.httpURL("/" + $0) }
+        let output = try await VerifyCommandExecutable.run(
+            ["get"] + urls[..<20] + ["-o", downloads.path, "-qj", "4", "--checksum-url", server.httpURL("/SHA256SUMS")]
+                + urls[20...] + ["--retry", "0"])
+        #expect(output.status == 0, "\(output.errorText)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: downloads.path).sorted() == names.sorted())
+        let requests = try String(contentsOfFile: accessLog, encoding: .utf8).split(separator: "\n")
+            .filter { $0.contains("GET /m") }
+        #expect(requests.count == names.count, "\(requests)")
+    }
+
     @Test func aSingleDigestFileThatDoesNotMatchKeepsTheFileAside() async throws {
         let server = try NginxServer()
         defer { server.stop() }
