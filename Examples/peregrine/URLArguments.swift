@@ -1,6 +1,11 @@
 import ArgumentParser
-import Foundation
 import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The URLs of `peregrine get`, taken out of the command line before ArgumentParser reads it.
 ///
@@ -29,7 +34,7 @@ enum URLArguments {
             let word = rest[index]
             index += 1
             if onlyPositional || !word.hasPrefix("-") || word == "-" {
-                guard word.contains("://") else { return arguments }
+                guard word.utf8.firstRange(of: "://".utf8) != nil else { return arguments }
                 urls.append(word)
                 continue
             }
@@ -48,7 +53,9 @@ enum URLArguments {
     /// The URLs lifted out of the command line, once.
     static func take() -> [String] {
         lifted.withLock { urls in
-            defer { urls = [] }; return urls
+            let taken = urls
+            urls = []
+            return taken
         }
     }
 
@@ -58,24 +65,28 @@ enum URLArguments {
     /// Whether the option word `word` is followed by its value as the next word: `--name`
     /// or `-n` of an option that takes one, or a cluster of short names (`-qj`) ending in one.
     private static func takesNextWord(_ word: String, valued: Set<String>) -> Bool {
-        guard !word.contains("=") else { return false }
+        guard !word.utf8.contains(UInt8(ascii: "=")) else { return false }
         if word.hasPrefix("--") { return valued.contains(String(word.dropFirst(2))) }
         guard let last = word.dropFirst().last else { return false }
         return valued.contains(String(last)) && word.dropFirst().allSatisfy { $0.isLetter }
     }
 
-    /// The names (without dashes) of `get`'s options that take a value, from ArgumentParser's
-    /// description of the command; nil when it cannot be read (then nothing is lifted).
+    /// The names (without dashes) of `get`'s options that take a value, read from the command's
+    /// own help (every option, hidden ones included, listed as `-o, --dir <dir>`); nil when none
+    /// is found (then nothing is lifted). (ArgumentParser's JSON description of the command
+    /// would link the whole of Foundation.)
     private static func optionsTakingAValue() -> Set<String>? {
-        guard
-            let object = try? JSONSerialization.jsonObject(with: Data(GetCommand._dumpHelp().utf8)),
-            let command = (object as? [String: Any])?["command"] as? [String: Any],
-            let definitions = command["arguments"] as? [[String: Any]]
-        else { return nil }
         var names: Set<String> = []
-        for definition in definitions where definition["kind"] as? String == "option" {
-            for name in definition["names"] as? [[String: Any]] ?? [] {
-                if let text = name["name"] as? String { names.insert(text) }
+        for line in GetCommand.helpMessage(includeHidden: true, columns: 10_000).split(separator: "\n") {
+            let trimmed = line.drop { $0 == " " }
+            guard trimmed.hasPrefix("-"), let value = trimmed.firstIndex(of: "<") else { continue }
+            // The names before the value: "-o, -d, --dir, --directory <dir>  The directory…".
+            let definition = trimmed[..<value]
+            guard definition.utf8.firstRange(of: "  ".utf8) == nil else { continue }
+            for name in definition.split(separator: ",") {
+                let word = name.filter { $0 != " " }
+                guard word.hasPrefix("-") else { continue }
+                names.insert(String(word.drop { $0 == "-" }))
             }
         }
         return names.isEmpty ? nil : names
