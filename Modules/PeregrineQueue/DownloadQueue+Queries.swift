@@ -140,7 +140,7 @@ extension DownloadQueue {
         core.announce([.metaInfoChanged(urlString)])
     }
 
-    /// A task's meta info value for `key` as a Swift value (`String`, `Int64`, `Double`, `Bool`,
+    /// A task's meta info value for `key` as a Swift value (`String`, `Int`, `Double`, `Bool`,
     /// `Date`, `Data`, `[Any]`, `[String: Any]`); nil when absent (SDE's `info(ofTask:about:)`).
     public func info(ofTask urlString: String, about key: String) -> Any? {
         metaInfo(ofTask: urlString)?[key]?.anyValue

@@ -60,12 +60,13 @@ extension PropertyListValue {
                 + "or arrays and [String: …] dictionaries of these")
     }
 
-    /// The plain Swift value: `String`, `Int64`, `Double`, `Bool`, `Date`, `Data`, `[Any]` or
-    /// `[String: Any]`.
+    /// The plain Swift value: `String`, `Int`, `Double`, `Bool`, `Date`, `Data`, `[Any]` or
+    /// `[String: Any]`. Integers come back as `Int` (64 bits on every platform Peregrine runs
+    /// on), which is what `as? Int` in code ported from SDE's property lists expects.
     public var anyValue: Any {
         switch self {
         case .string(let value): value
-        case .integer(let value): value
+        case .integer(let value): Int(truncatingIfNeeded: value)
         case .real(let value): value
         case .boolean(let value): value
         case .date(let value): value

@@ -13,7 +13,10 @@ extension DownloadList {
 
     /// Stores a new entry, detached, and returns its slot. Complexity: O(1) amortized.
     mutating func allocate(_ item: ListItem) -> Slot {
-        let entry = Entry(item: item, nameKey: FileNameKey(item.fileName), section: Self.detached, position: 0)
+        nextSequence += 1
+        let entry = Entry(
+            item: item, nameKey: FileNameKey(item.fileName), section: Self.detached, position: 0,
+            sequence: nextSequence)
         let slot: Slot
         if let reused = freeSlots.popLast() {
             slot = reused
@@ -248,7 +251,8 @@ extension DownloadList {
     static func sizeKey(_ size: Int64) -> UInt64 { UInt64(bitPattern: size) ^ (1 << 63) }
 
     /// Whether slot `a` comes before slot `b` in ascending order of a predefined type. A strict
-    /// total order: the URL breaks every tie. Reads fields in place (no entry is copied).
+    /// total order: the order of addition breaks a tie of times added, the URL every other.
+    /// Reads fields in place (no entry is copied).
     /// Complexity: O(1) usually.
     @inline(__always)
     static func precedes(_ a: Int, _ b: Int, in entries: UnsafeBufferPointer<Entry>, by type: ListSortType) -> Bool {
@@ -256,6 +260,7 @@ extension DownloadList {
         case .addTime, .manual:
             let (x, y) = (timeKey(entries[a].item.addTime), timeKey(entries[b].item.addTime))
             if x != y { return x < y }
+            if entries[a].sequence != entries[b].sequence { return entries[a].sequence < entries[b].sequence }
         case .fileName, .fileType:
             let order = FileNameKey.compare(entries[a].nameKey, entries[b].nameKey)
             if order != 0 { return order < 0 }
@@ -311,7 +316,8 @@ extension DownloadList {
         let index = Int(slot)
         switch type {
         case .addTime, .manual:
-            return SortRecord(first: timeKey(entries[index].item.addTime), second: 0, third: 0, slot: slot)
+            return SortRecord(
+                first: timeKey(entries[index].item.addTime), second: entries[index].sequence, third: 0, slot: slot)
         case .fileName, .fileType:
             return SortRecord(
                 first: entries[index].nameKey.prefix,

@@ -89,6 +89,19 @@ extension DownloadList {
         }
 
         replaceSections(with: newSections)
+        // Additions are numbered in ascending order, whatever order the list is shown in, so
+        // that tasks added together keep their order when sorted again.
+        nextSequence = 0
+        for section in sections {
+            for slot in section.members {
+                nextSequence += 1
+                entries[Int(slot)].sequence = nextSequence
+            }
+        }
+        for slot in trashed {
+            nextSequence += 1
+            entries[Int(slot)].sequence = nextSequence
+        }
         for (position, slot) in trashed.enumerated() {
             entries[Int(slot)].section = Self.inTrash
             entries[Int(slot)].position = Int32(position)

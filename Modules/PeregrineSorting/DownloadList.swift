@@ -62,6 +62,9 @@ public struct DownloadList: Sendable {
         var section: Int32
         /// The index in the section's (or the trash's) storage order.
         var position: Int32
+        /// When it was added to the list, counting additions: tasks added at the same time (a
+        /// batch) sort by time added in the order they were given.
+        var sequence: UInt64
     }
 
     struct Section {
@@ -76,6 +79,8 @@ public struct DownloadList: Sendable {
 
     var entries: [Entry] = []
     var freeSlots: [Slot] = []
+    /// The ``Entry/sequence`` of the next entry allocated.
+    var nextSequence: UInt64 = 0
     var slotByURL: [String: Slot] = [:]
     /// Sections in storage order; shown reversed when ``reversesSections``.
     var sections: [Section] = []
@@ -255,17 +260,17 @@ public struct DownloadList: Sendable {
     /// The trash: URL strings of deleted tasks, most recently deleted first. Complexity: O(trash).
     public var toDeleteList: [String] { trash.reversed().map { entries[Int($0)].item.url } }
 
-    /// The unfinished tasks in the list (not the trash), most recently added first (ties by URL).
-    /// Complexity: O(n log n).
+    /// The unfinished tasks in the list (not the trash), most recently added first (of tasks
+    /// added at the same time, the one added last first). Complexity: O(n log n).
     public var unfinishedList: [String] {
-        var items: [ListItem] = []
+        var unfinished: [Entry] = []
         for section in sections {
             for slot in section.members where !entries[Int(slot)].item.isFinished {
-                items.append(entries[Int(slot)].item)
+                unfinished.append(entries[Int(slot)])
             }
         }
-        items.sort { ($0.addTime, $1.url) > ($1.addTime, $0.url) }
-        return items.map(\.url)
+        unfinished.sort { ($0.item.addTime, $0.sequence) > ($1.item.addTime, $1.sequence) }
+        return unfinished.map(\.item.url)
     }
 
     // MARK: - Checks

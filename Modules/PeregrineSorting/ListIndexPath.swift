@@ -19,6 +19,12 @@ public struct ListIndexPath: Sendable, Hashable, Comparable, Codable, CustomStri
         self.init(section: section, item: item)
     }
 
+    /// Creates an index path with UIKit's table-view names (`IndexPath(row:section:)`), as SDE
+    /// code writes it. Complexity: O(1).
+    public init(row: Int, section: Int) {
+        self.init(section: section, item: row)
+    }
+
     /// The item index, under UIKit's name for table views.
     public var row: Int { item }
 

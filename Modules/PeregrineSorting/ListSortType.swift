@@ -6,8 +6,8 @@
 public enum ListSortType: String, Sendable, Hashable, Codable, CaseIterable {
     /// The caller places tasks and sections; sections have caller-given titles.
     case manual
-    /// By creation date (ties by URL); sectioned into add-time groups when
-    /// ``ListSectioning/addTime`` is on.
+    /// By creation date (tasks added at the same time in the order they were added); sectioned
+    /// into add-time groups when ``ListSectioning/addTime`` is on.
     case addTime
     /// By file name, numerically and case-insensitively (ties by size, then name, then URL);
     /// sectioned into an A–Z + "#" index when ``ListSectioning/fileNameIndex`` is on.

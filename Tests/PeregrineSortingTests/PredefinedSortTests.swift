@@ -20,12 +20,20 @@ import Testing
         #expect(list.sectionTitles == ["Sorted by Add Time"])
     }
 
-    @Test func addTimeTiesAreBrokenByURL() throws {
+    @Test func addTimeTiesKeepTheOrderOfAddition() throws {
         var list = Fixtures.list()
         try list.add([item("x", url: "u3"), item("y", url: "u1"), item("z", url: "u2")])
-        #expect(list.downloadList == [["u1", "u2", "u3"]])
+        #expect(list.downloadList == [["u3", "u1", "u2"]])
         list.sortListBy(type: .addTime, order: .descending)
-        #expect(list.downloadList == [["u3", "u2", "u1"]])
+        #expect(list.downloadList == [["u2", "u1", "u3"]])
+        // Saved and restored (shown descending), the batch keeps its order.
+        let restored = try DownloadList(
+            restoring: list.state, items: list.allTasksSet.map { list.item(for: $0)! }, clock: { Fixtures.noon },
+            calendar: Fixtures.utc)
+        #expect(restored.downloadList == [["u2", "u1", "u3"]])
+        var again = restored
+        again.sortListBy(type: .addTime, order: .ascending)
+        #expect(again.downloadList == [["u3", "u1", "u2"]])
     }
 
     @Test func addTimeSectionsAreTheSixGroupsOldestFirstWhenAscending() throws {
@@ -236,9 +244,10 @@ import Testing
             ])
         }
         #expect(change.insertedSections == [0])
-        #expect(change.insertedItems == [ListIndexPath(section: 1, item: 0), ListIndexPath(section: 1, item: 6)])
+        // "middle" was added at t5's time, after it: it follows t5.
+        #expect(change.insertedItems == [ListIndexPath(section: 1, item: 0), ListIndexPath(section: 1, item: 7)])
         #expect(
-            names(list) == [["week"], ["early", "t0", "t1", "t2", "t3", "t4", "middle", "t5", "t6", "t7", "t8", "t9"]])
+            names(list) == [["week"], ["early", "t0", "t1", "t2", "t3", "t4", "t5", "middle", "t6", "t7", "t8", "t9"]])
     }
 
     @Test(arguments: [ListSortType.fileName, .fileSize, .fileType])

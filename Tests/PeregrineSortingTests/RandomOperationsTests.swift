@@ -219,6 +219,7 @@ import Testing
                     let items = list.allTasksSet.map { list.item(for: $0)! }
                     list = try DownloadList(
                         restoring: state, items: items, clock: clock.function, calendar: Fixtures.utc)
+                    reference.renumberAsRestored()
                 } catch {
                     Issue.record("step \(number): restore failed: \(error)")
                     failed = true

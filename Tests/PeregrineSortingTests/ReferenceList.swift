@@ -18,6 +18,9 @@ struct ReferenceList {
     var trash: [String] = []
     /// The "now" the add-time groups were made with.
     var groupNow: Date?
+    /// The order tasks were added in (ties of time added keep it).
+    var sequences: [String: UInt64] = [:]
+    var nextSequence: UInt64 = 0
 
     init(type: ListSortType, calendar: Calendar) {
         self.type = type
@@ -71,7 +74,7 @@ struct ReferenceList {
     func precedes(_ a: ListItem, _ b: ListItem) -> Bool {
         switch type {
         case .addTime, .manual:
-            return (a.addTime, a.url) < (b.addTime, b.url)
+            return (a.addTime, sequences[a.url]!) < (b.addTime, sequences[b.url]!)
         case .fileName, .fileType:
             let byName = Self.nameOrder(a.fileName, b.fileName)
             if byName != 0 { return byName < 0 }
@@ -137,6 +140,26 @@ struct ReferenceList {
         }
     }
 
+    /// Takes a new task in, numbering its addition.
+    mutating func take(_ item: ListItem) {
+        items[item.url] = item
+        nextSequence += 1
+        sequences[item.url] = nextSequence
+    }
+
+    /// Numbers the additions again in the order the list stores them (ascending, whatever the
+    /// order shown; the trash after, oldest first), as a list restored from its saved state does.
+    mutating func renumberAsRestored() {
+        var ascending = self
+        ascending.order = .ascending
+        let stored = ascending.layout().sections.flatMap { $0 } + trash.reversed()
+        nextSequence = 0
+        for url in stored {
+            nextSequence += 1
+            sequences[url] = nextSequence
+        }
+    }
+
     /// The whole list as it must be shown.
     func layout() -> (sections: [[String]], titles: [String]) {
         if type == .manual { return (manual.map(\.urls), manual.map(\.title)) }
@@ -172,7 +195,7 @@ struct ReferenceList {
     mutating func add(_ new: [ListItem], now: Date) -> [String] {
         var added: [String] = []
         for item in new where items[item.url] == nil {
-            items[item.url] = item
+            take(item)
             added.append(item.url)
         }
         guard !added.isEmpty else { return [] }
@@ -189,7 +212,7 @@ struct ReferenceList {
     mutating func insertManually(_ new: [ListItem], at path: ListIndexPath) {
         var added: [String] = []
         for item in new where items[item.url] == nil {
-            items[item.url] = item
+            take(item)
             added.append(item.url)
         }
         manual[path.section].urls.insert(contentsOf: added, at: path.item)
@@ -201,7 +224,7 @@ struct ReferenceList {
         for (group, title) in zip(groups, titles) {
             var added: [String] = []
             for item in group where items[item.url] == nil {
-                items[item.url] = item
+                take(item)
                 added.append(item.url)
             }
             guard !added.isEmpty else { continue }

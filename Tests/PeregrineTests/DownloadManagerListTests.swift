@@ -57,8 +57,8 @@ import Testing
             order: .ascending,
             taskTrait: { manager.info(ofTask: $0, about: "singer") as? String },
             taskAscending: {
-                (manager.info(ofTask: $0, about: "year") as! Int64)
-                    > (manager.info(ofTask: $1, about: "year") as! Int64)
+                (manager.info(ofTask: $0, about: "year") as! Int)
+                    > (manager.info(ofTask: $1, about: "year") as! Int)
             })
         #expect(h.manager.sortType == .manual)
         #expect(h.manager.sectionTitles == ["Al", "Bo", DownloadList.placeholderTitle])
@@ -150,5 +150,30 @@ import Testing
         #expect(h.manager.indexPath(ofTask: urls[2]) == ListIndexPath(section: 0, item: 1))
         #expect(try h.manager.pauseTasks(at: [ListIndexPath(section: 0, item: 0)], in: "pdf").count == 1)
         #expect(h.state(urls[1]) == .paused)
+    }
+}
+
+extension DownloadManagerListTests {
+    /// A batch is listed in the order it was given, whatever its URLs' alphabetical order, in
+    /// the default sort (time added), and after sorting by time added again; later additions
+    /// follow it.
+    @Test func aBatchIsListedInTheOrderGiven() throws {
+        let h = try ManagerHarness()
+        let names = ["zeta.bin", "alpha.bin", "mid.bin", "beta.bin", "omega.bin"]
+        let urls = names.map { name in
+            h.serve("/\(name)", count: 100)
+            return h.url("/\(name)")
+        }
+        try h.manager.download(urls)
+        #expect(h.manager.downloadList.flatMap { $0 } == urls)
+        let later = h.url("/later.bin")
+        h.serve("/later.bin", count: 100)
+        try h.manager.download([later])
+        #expect(h.manager.downloadList.flatMap { $0 } == urls + [later])
+        h.runUntilIdle()
+        h.manager.sortListBy(type: .addTime)
+        #expect(h.manager.downloadList.flatMap { $0 } == urls + [later])
+        h.manager.sortListBy(type: .addTime, order: .descending)
+        #expect(h.manager.downloadList.flatMap { $0 } == [later] + urls.reversed())
     }
 }

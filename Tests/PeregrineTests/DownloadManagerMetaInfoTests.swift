@@ -14,8 +14,8 @@ import Testing
                 "date": date, "data": Data([1, 2]), "array": [1, "a"], "dictionary": ["k": [false]],
             ], forTask: url)
         #expect(h.manager.info(ofTask: url, about: "name") as? String == "x")
-        #expect(h.manager.info(ofTask: url, about: "int") as? Int64 == 7)
-        #expect(h.manager.info(ofTask: url, about: "uint8") as? Int64 == 3)
+        #expect(h.manager.info(ofTask: url, about: "int") as? Int == 7)
+        #expect(h.manager.info(ofTask: url, about: "uint8") as? Int == 3)
         #expect(h.manager.info(ofTask: url, about: "double") as? Double == 1.5)
         #expect(h.manager.info(ofTask: url, about: "bool") as? Bool == true)
         #expect(h.manager.info(ofTask: url, about: "date") as? Date == date)
@@ -25,7 +25,7 @@ import Testing
         #expect(h.manager.info(ofTask: url, about: "absent") == nil)
         #expect(h.snapshot.tasks.first { $0.urlString == url }?.metaInfo["int"] == .integer(7))
         try h.manager.updateMetaInfo(["int": 8], forTask: url)
-        #expect(h.manager.info(ofTask: url, about: "int") as? Int64 == 8)
+        #expect(h.manager.info(ofTask: url, about: "int") as? Int == 8)
         #expect(h.manager.info(ofTask: url, about: "name") as? String == "x")
     }
 

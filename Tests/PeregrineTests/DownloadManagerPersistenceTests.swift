@@ -36,7 +36,7 @@ import Testing
         #expect(second.manager.maxDownloadCount == 2)
         #expect(second.manager.engine.maxDownloadCount(in: "films") == 1)
         #expect(second.manager.isDataLoaded)
-        #expect(second.manager.info(ofTask: urls[0], about: "year") as? Int64 == 1999)
+        #expect(second.manager.info(ofTask: urls[0], about: "year") as? Int == 1999)
         #expect(second.manager.fileDisplayName(ofTask: urls[1]) == "Shown")
         for url in urls {
             #expect(second.state(url) == .finished)
