@@ -209,7 +209,7 @@ if wanted p2; then
         rm -rf "$WORK/out"; mkdir -p "$out"
         local urls=("${ALL_URLS[@]:0:$n}")
         case "$c" in
-            peregrine-get) refs=$(count_instructions "p2-$c-$n" "$PEREGRINE" get --quiet --parallel 16 -o "$out" --state-dir "$WORK/out/state" "${urls[@]}") ;;
+            peregrine-get) refs=$(count_instructions "p2-$c-$n" "$PEREGRINE" get --quiet --parallel 16 -d "$out" --state-dir "$WORK/out/state" "${urls[@]}") ;;
             curl) refs=$(count_instructions "p2-$c-$n" curl -sS --fail --parallel --parallel-max 16 --output-dir "$out" --remote-name-all "${urls[@]}") ;;
         esac
         got=$(find "$out" -maxdepth 1 -name 'f*.bin' -size 16384c | wc -l)
@@ -257,8 +257,8 @@ if wanted p3; then
         rm -rf "$out"; mkdir -p "$out"
         local url=http://127.0.0.1:$NGINX_PORT/$name
         case "$c" in
-            peregrine-get) refs=$(count_instructions "p3-$c-$n" "$PEREGRINE" get --quiet -o "$out" --state-dir "$out/state" "$url") ;;
-            peregrine-get-sha256) refs=$(count_instructions "p3-$c-$n" "$PEREGRINE" get --quiet -o "$out" --state-dir "$out/state" --checksum "sha256=${SUMS[$n]}" "$url") ;;
+            peregrine-get) refs=$(count_instructions "p3-$c-$n" "$PEREGRINE" get --quiet -d "$out" --state-dir "$out/state" "$url") ;;
+            peregrine-get-sha256) refs=$(count_instructions "p3-$c-$n" "$PEREGRINE" get --quiet -d "$out" --state-dir "$out/state" --checksum "sha256=${SUMS[$n]}" "$url") ;;
             curl) refs=$(count_instructions "p3-$c-$n" curl -sS --fail -o "$out/$name" "$url") ;;
             openssl-dgst) refs=$(count_instructions "p3-$c-$n" openssl dgst -sha256 "$SERVE/$name") ;;
         esac

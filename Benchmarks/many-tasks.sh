@@ -64,7 +64,7 @@ OUT=$WORK/out
 rm -rf "$OUT" "$WORK/state"
 sync
 run() {
-    /usr/bin/time -f '%e %M' -o "$WORK/time" "$PEREGRINE" get -i "$LIST" -j "$PARALLEL" -o "$OUT" \
+    /usr/bin/time -f '%e %M' -o "$WORK/time" "$PEREGRINE" get -i "$LIST" -j "$PARALLEL" -d "$OUT" \
         --state-dir "$WORK/state" --quiet >"$WORK/logs/stdout" 2>"$WORK/logs/stderr" || {
         tail -n 5 "$WORK/logs/stderr" >&2
         die "peregrine get failed"

@@ -146,7 +146,7 @@ contender_cmd() {
     local dir=$2
     case "$1" in
         # A state directory of its own for every run: each round is a first download, not a rerun.
-        peregrine) CMD=("$PEREGRINE" get "$URL" -o "$dir" --state-dir "$WORK/out/state" --quiet) ;;
+        peregrine) CMD=("$PEREGRINE" get "$URL" -d "$dir" --state-dir "$WORK/out/state" --quiet) ;;
         curl) CMD=(curl -sS --fail -o "$dir/$NAME" "$URL") ;;
         ahc-download) CMD=("$AHC" "$URL" "$dir/$NAME") ;;
         urlsession-download) CMD=("$URLS" "$URL" "$dir/$NAME") ;;

@@ -116,7 +116,7 @@ contender_cmd() {
     local dir=$2
     case "$1" in
         peregrine) CMD=("$P2BIN" --parallel "$PARALLEL" --state "$WORK/out/state" "$dir" "${URLS[@]}") ;;
-        peregrine-get) CMD=("$PEREGRINE" get --quiet --parallel "$PARALLEL" -o "$dir" --state-dir "$WORK/out/state" "${URLS[@]}") ;;
+        peregrine-get) CMD=("$PEREGRINE" get --quiet --parallel "$PARALLEL" -d "$dir" --state-dir "$WORK/out/state" "${URLS[@]}") ;;
         curl) CMD=(curl -sS --fail --parallel --parallel-max "$PARALLEL" --output-dir "$dir" --remote-name-all "${URLS[@]}") ;;
         ahc-download) CMD=("$AHC" --parallel "$PARALLEL" "$dir" "${URLS[@]}") ;;
         *) die "unknown contender $1" ;;

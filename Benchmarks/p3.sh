@@ -5,8 +5,8 @@
 # Two pairs of contenders, each run A B A B (the order alternates every round) after one warm-up
 # run of each, under `/usr/bin/time -f '%e %M'`:
 #
-#   download   peregrine get URL -o DIR                         (P1, no verification)
-#              peregrine get URL -o DIR --checksum sha256=HEX   (hashed while downloading)
+#   download   peregrine get URL -d DIR                         (P1, no verification)
+#              peregrine get URL -d DIR --checksum sha256=HEX   (hashed while downloading)
 #              target: median wall ratio ≤ 1.15
 #   hashing    peregrine verify FILE --checksum sha256=HEX       (FileVerifier, hot page cache)
 #              openssl dgst -sha256 FILE
@@ -154,8 +154,8 @@ HASHERS=(peregrine-verify openssl-dgst)
 contender_cmd() {
     local dir=$2
     case "$1" in
-        get) CMD=("$PEREGRINE" get "$URL" -o "$dir" --quiet --split "$SPLIT") ;;
-        get-sha256) CMD=("$PEREGRINE" get "$URL" -o "$dir" --quiet --split "$SPLIT" --checksum "sha256=$EXPECTED") ;;
+        get) CMD=("$PEREGRINE" get "$URL" -d "$dir" --quiet --split "$SPLIT") ;;
+        get-sha256) CMD=("$PEREGRINE" get "$URL" -d "$dir" --quiet --split "$SPLIT" --checksum "sha256=$EXPECTED") ;;
         peregrine-verify) CMD=("$PEREGRINE" verify "$FILE" --quiet --checksum "sha256=$EXPECTED") ;;
         openssl-dgst) CMD=(openssl dgst -sha256 "$FILE") ;;
         *) die "unknown contender $1" ;;
@@ -218,7 +218,7 @@ run() {
 note "checking that a wrong checksum fails the download (not timed)"
 MISMATCH_DIR=$WORK/out/run
 rm -rf "$MISMATCH_DIR"; mkdir -p "$MISMATCH_DIR"
-if "$PEREGRINE" get "$URL" -o "$MISMATCH_DIR" --quiet --delete-mismatched --checksum "sha256=$WRONG" \
+if "$PEREGRINE" get "$URL" -d "$MISMATCH_DIR" --quiet --delete-mismatched --checksum "sha256=$WRONG" \
     >"$WORK/logs/$STAMP-mismatch.log" 2>&1; then
     die "peregrine get accepted a wrong checksum (log: $WORK/logs/$STAMP-mismatch.log)"
 fi

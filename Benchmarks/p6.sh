@@ -96,7 +96,7 @@ run_one() {  # run_one NAME N -> seconds on stdout, or nothing on failure
     start=$(date +%s.%N)
     case $name in
         peregrine)
-            "$PEREGRINE" get -q -o "$out/d" --state-dir "$out/s" --split "$n" --min-split-size 1M "$URL" "${MIRROR_FLAGS[@]}" \
+            "$PEREGRINE" get -q -d "$out/d" --state-dir "$out/s" --split "$n" --min-split-size 1M "$URL" "${MIRROR_FLAGS[@]}" \
                 >"$WORK/logs/$name-$n.log" 2>&1 || return 1 ;;
         aria2c)
             aria2c -q -x"$n" -s"$n" -k1M --file-allocation=none --allow-overwrite=true -d "$out/d" -o file.bin "${URLS[@]}" \

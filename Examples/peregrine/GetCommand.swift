@@ -15,7 +15,7 @@ import Synchronization
     import Glibc
 #endif
 
-/// `peregrine get URL... [-i FILE] [-o DIR]`: downloads on the same engine and store as every
+/// `peregrine get URL... [-i FILE] [-d DIR] [-o FILE]`: downloads on the same engine and store as every
 /// other program of the package, so a rerun continues where the last run stopped.
 struct GetCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -79,14 +79,16 @@ struct GetCommand: AsyncParsableCommand {
     var mirrors: [String] = []
 
     @Option(
-        name: [.customShort("o"), .customShort("d"), .customLong("dir"), .customLong("directory")],
+        name: [.customShort("d"), .customLong("dir"), .customLong("directory")],
         help: ArgumentHelp("The directory to download into; made when missing.", valueName: "dir"))
     var directory: String = "."
 
     @Option(
-        name: [.customShort("O"), .customLong("output")],
-        help: ArgumentHelp("The file name for the one URL given.", valueName: "name"))
-    var outputName: String?
+        name: [.customShort("o"), .customShort("O"), .customLong("output")],
+        help: ArgumentHelp(
+            "The file to write the one URL given to (in -d when relative), as curl -o, wget -O and aria2c -o "
+                + "take it; - for standard output.", valueName: "file"))
+    var output: String?
 
     @Option(name: [.customShort("j"), .long], help: "How many downloads run at once.")
     var parallel: Int = 4
@@ -257,15 +259,18 @@ struct GetCommand: AsyncParsableCommand {
         }
         if overwrite, noClobber { throw ValidationError("--overwrite and --no-clobber exclude each other") }
         guard !urls.isEmpty || inputFile != nil else { throw ValidationError("give URLs, or --input-file") }
-        if outputName != nil, urls.count + (inputFile == nil ? 0 : 1) != 1 {
-            throw ValidationError("--output names the file of one URL; use out= in an --input-file for several")
+        if let output {
+            guard urls.count + (inputFile == nil ? 0 : 1) == 1 else {
+                throw ValidationError(
+                    "-o names the file of one URL; for several, give the directory with -d DIR (and out=NAME "
+                        + "lines in an --input-file)")
+            }
+            if output == "-", json { throw ValidationError("-o - writes the file to standard output: not with --json") }
+            try Self.checkOutputPath(output, in: directory)
         }
         if !mirrors.isEmpty, urls.count != 1 || inputFile != nil {
             throw ValidationError(
                 "--mirror names other URLs of the one URL given; in an --input-file, list mirrors after a file's URL")
-        }
-        if let outputName, outputName.isEmpty || outputName.contains("/") || outputName == "." || outputName == ".." {
-            throw ValidationError("--output takes a file name without a directory; put the directory in -o")
         }
         _ = try expectedChecksums()
         _ = try checksumSources()
@@ -276,8 +281,41 @@ struct GetCommand: AsyncParsableCommand {
         _ = try trustEvaluation()
         var status = stat()
         if stat(directory, &status) == 0, status.st_mode & S_IFMT != S_IFDIR {
-            throw ValidationError("-o \(directory) is a file, not a directory")
+            throw ValidationError("-d \(directory) is a file, not a directory")
         }
+    }
+
+    /// Refuses an -o that is not clearly a file's name: empty, ending in a slash, `.` or `..`, or
+    /// an existing directory (people who meant the directory get the flag that says so).
+    private static func checkOutputPath(_ output: String, in directory: String) throws(ValidationError) {
+        guard output != "-" else { return }
+        let name = output.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? ""
+        let target = output.hasPrefix("/") ? output : directory + "/" + output
+        var status = stat()
+        if name.isEmpty || name == "." || name == ".."
+            || (stat(target, &status) == 0 && status.st_mode & S_IFMT == S_IFDIR)
+        {
+            throw ValidationError(
+                "-o names the file to write, as in curl and aria2c; \(output) is a directory: use -d \(output)")
+        }
+    }
+
+    /// Whether the file goes to standard output (`-o -`).
+    var writesToStandardOutput: Bool { output == "-" }
+
+    /// The directory the files go to: -d, with the directory part of -o under it (or -o's own
+    /// when absolute).
+    var downloadDirectory: String {
+        guard let output, output != "-", let slash = output.lastIndex(of: "/") else { return directory }
+        let part = String(output[..<slash])
+        if output.hasPrefix("/") { return part.isEmpty ? "/" : part }
+        return directory == "." ? part : directory + "/" + part
+    }
+
+    /// The file name -o gives the one URL, without its directory.
+    var outputName: String? {
+        guard let output, output != "-" else { return nil }
+        return output.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init)
     }
 
     /// The speed limit of each download (`--limit-rate`), checked; nil for none.
@@ -375,15 +413,76 @@ struct GetCommand: AsyncParsableCommand {
             setenv("https_proxy", proxy, 1)
         }
         if insecure { printError("warning: TLS certificate checks are off") }
+        // -o -: the file is downloaded into a private directory, then written to standard output.
+        var scratch: String?
+        if writesToStandardOutput {
+            var template = Array(
+                ((getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp") + "/peregrine-stdout.XXXXXX").utf8CString)
+            guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+                printError("cannot make a temporary directory: \(String(cString: strerror(errno)))")
+                throw ExitCode(GetExitCode.disk)
+            }
+            scratch = String(cString: made)
+        }
+        defer { if let scratch { try? FileManager.default.removeItem(atPath: scratch) } }
         let session: GetSession
         do {
-            session = try GetSession(command: self, items: items, logger: logger)
+            session = try GetSession(command: self, items: items, logger: logger, scratch: scratch)
         } catch {
             printError("\(error)")
             throw ExitCode(GetExitCode.code(forSetupError: error))
         }
         let status = await session.run()
+        if status == GetExitCode.success, let scratch, !Self.copyOnlyFile(in: scratch) {
+            throw ExitCode(GetExitCode.disk)
+        }
         if status != GetExitCode.success { throw ExitCode(status) }
+    }
+
+    /// Writes the one file downloaded into `scratch` to standard output; false (said on standard
+    /// error) when it cannot.
+    private static func copyOnlyFile(in scratch: String) -> Bool {
+        guard let directory = opendir(scratch) else {
+            printError("cannot read \(scratch): \(String(cString: strerror(errno)))")
+            return false
+        }
+        var name: String?
+        while let entry = readdir(directory) {
+            let entryName = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if !entryName.hasPrefix(".") { name = entryName }
+        }
+        closedir(directory)
+        guard let name else {
+            printError("the download left no file to write to standard output")
+            return false
+        }
+        let path = scratch + "/" + name
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            printError("cannot read \(path): \(String(cString: strerror(errno)))")
+            return false
+        }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
+            if count == 0 { return true }
+            if count < 0 {
+                if errno == EINTR { continue }
+                printError("cannot read \(path): \(String(cString: strerror(errno)))")
+                return false
+            }
+            var done = 0
+            while done < count {
+                let written = buffer.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress! + done, count - done) }
+                if written < 0, errno == EINTR { continue }
+                // A closed pipe (`| head`) ends the output, as it ends curl's.
+                guard written > 0 else { return errno == EPIPE }
+                done += written
+            }
+        }
     }
 
     /// The items of the command line and the input file, in order; credentials in URLs taken out.

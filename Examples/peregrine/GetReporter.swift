@@ -27,10 +27,13 @@ final class GetReporter: Sendable {
 
     private let board: ProgressBoard
     private let json: Bool
+    /// Whether placed files' paths go to standard output (not when it carries the file, -o -).
+    private let printsPaths: Bool
     private let state = Mutex(State())
 
-    init(total: Int, json: Bool, quiet: Bool) {
+    init(total: Int, json: Bool, quiet: Bool, printsPaths: Bool = true) {
         self.json = json
+        self.printsPaths = printsPaths
         board = ProgressBoard(total: total, isEnabled: !quiet)
     }
 
@@ -119,7 +122,7 @@ final class GetReporter: Sendable {
     private func result(_ path: String, _ object: [String: JSONValue]) {
         if json {
             emit(object)
-        } else {
+        } else if printsPaths {
             writeToStandardOutput(path + "\n")
         }
     }

@@ -28,21 +28,25 @@ final class GetSession: Sendable {
     private let shutdownTransport: @Sendable () -> Void
     private let interrupted = Atomic<Bool>(false)
 
-    init(command: GetCommand, items: [GetItem], logger: Logger) throws {
+    /// - Parameter scratch: a private directory for the download and its state (`-o -`: the file
+    ///   is written to standard output afterwards), instead of the command's directories.
+    init(command: GetCommand, items: [GetItem], logger: Logger, scratch: String? = nil) throws {
         self.items = items
         overwrite = command.overwrite
         noClobber = command.noClobber
         deleteMismatched = command.deleteMismatched
         speedLimit = try command.perDownloadSpeedLimit()
-        reporter = GetReporter(total: items.count, json: command.json, quiet: command.quiet || command.json)
+        reporter = GetReporter(
+            total: items.count, json: command.json, quiet: command.quiet || command.json,
+            printsPaths: !command.writesToStandardOutput)
 
         let directory: DownloadDirectory
         do {
-            directory = try DownloadDirectory(path: command.directory)
+            directory = try DownloadDirectory(path: scratch ?? command.downloadDirectory)
         } catch {
             throw DownloadManagerError(.directoryUnavailable, "\(error)")
         }
-        let state = command.stateDirectory ?? GetState.directory(for: directory.path)
+        let state = scratch.map { $0 + "/.state" } ?? command.stateDirectory ?? GetState.directory(for: directory.path)
 
         let curl = CurlTransport(
             configuration: CurlTransport.Configuration(

@@ -76,7 +76,7 @@ import Testing
 
         func get(_ arguments: [String], environment: [String: String] = [:]) async throws -> ChildProcess.Output {
             try await ChildProcess.run(
-                tool, ["get", "-o", downloads, "--state-dir", state, "--quiet"] + arguments,
+                tool, ["get", "-d", downloads, "--state-dir", state, "--quiet"] + arguments,
                 environment: environment, allowFailure: true)
         }
 
@@ -101,7 +101,7 @@ import Testing
 
         let process = Process()
         process.executableURL = URL(fileURLWithPath: rig.tool)
-        process.arguments = ["get", "-o", rig.downloads, "--state-dir", rig.state, "--quiet", url]
+        process.arguments = ["get", "-d", rig.downloads, "--state-dir", rig.state, "--quiet", url]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
@@ -156,7 +156,7 @@ import Testing
         let process = Process()
         process.executableURL = URL(fileURLWithPath: rig.tool)
         process.arguments = [
-            "get", "-o", rig.downloads, "--state-dir", rig.state, "--quiet", "--split", "4", "--min-split-size", "1M",
+            "get", "-d", rig.downloads, "--state-dir", rig.state, "--quiet", "--split", "4", "--min-split-size", "1M",
             // Without preallocation the allocated blocks count what was written (below).
             "--file-allocation", "none", url,
         ]
@@ -222,7 +222,7 @@ import Testing
         defer { scratch.remove() }
         let downloads = scratch.path("downloads")
         let arguments =
-            ["get", "-o", downloads, "--state-dir", scratch.path("state"), "--quiet", "--retry", "0"] + split
+            ["get", "-d", downloads, "--state-dir", scratch.path("state"), "--quiet", "--retry", "0"] + split
             + [server.baseURL + "/v.bin"]
 
         let first = try await ChildProcess.run(tool, arguments, allowFailure: true)
@@ -372,7 +372,7 @@ import Testing
         let rig = try await Rig.start()
         defer { rig.stop() }
         let sha = try rig.serve("/p.bin", count: 3000, seed: 11)
-        let command = #"exec "$0" get -o "$1" --state-dir "$2" --quiet -i <(printf '%s out=piped.bin\n' "$3")"#
+        let command = #"exec "$0" get -d "$1" --state-dir "$2" --quiet -i <(printf '%s out=piped.bin\n' "$3")"#
         let output = try await ChildProcess.run(
             "/bin/bash", ["-c", command, rig.tool, rig.downloads, rig.state, rig.server.httpURL("/p.bin")],
             allowFailure: true)
@@ -444,7 +444,7 @@ import Testing
         ])
         #expect(mismatch.status == 7, "\(mismatch.errorText)")
         let unwritable = try await ChildProcess.run(
-            rig.tool, ["get", "-o", "/proc/peregrine-cannot-be-made", "--state-dir", rig.state, url],
+            rig.tool, ["get", "-d", "/proc/peregrine-cannot-be-made", "--state-dir", rig.state, url],
             allowFailure: true)
         #expect(unwritable.status == 8, "\(unwritable.errorText)")
         let clobber = try await rig.get([rig.server.httpURL("/e.bin?again"), "--no-clobber", "-O", "e.bin"])
@@ -510,7 +510,7 @@ import Testing
         // The two small files first; the 12 MiB file cannot fit in 4 MiB at all; the two 2.5 MiB
         // files each fit on their own, not together.
         let arguments = [
-            "get", "-o", mount + "/downloads", "--state-dir", mount + "/state", "--quiet", "--retry", "0", "-j", "5",
+            "get", "-d", mount + "/downloads", "--state-dir", mount + "/state", "--quiet", "--retry", "0", "-j", "5",
             "--file-allocation", allocation, rig.server.httpURL("/a.bin"), rig.server.httpURL("/c.bin"),
             rig.server.httpURL("/slow/big.bin"),
             rig.server.httpURL("/slow/m1.bin"), rig.server.httpURL("/slow/m2.bin"),
@@ -552,5 +552,48 @@ import Testing
         #expect(second.text.contains(mount + "/downloads/c.bin"))
         #expect(rig.requests(for: "/a.bin").count == 1)
         #expect(rig.requests(for: "/c.bin").count == 1)
+    }
+}
+
+extension GetCommandTests {
+    /// `-o FILE` names the file of the one URL, as curl's `-o`, wget's `-O` and aria2c's `-o`
+    /// do (relative to `-d`); `-o` naming a directory, or given with several URLs, is refused
+    /// with the flag that does it (`-d`); `-o -` writes the file to standard output and nothing
+    /// else there, leaving no file behind.
+    @Test func outputNamesTheFileOfTheOneURL() async throws {
+        let rig = try await Rig.start()
+        defer { rig.stop() }
+        // The same bytes under three names: a rerun of one URL would report it complete.
+        let digest = try rig.serve("/o.bin", count: 300_000, seed: 7)
+        _ = try rig.serve("/nested.bin", count: 300_000, seed: 7)
+        _ = try rig.serve("/piped.bin", count: 300_000, seed: 7)
+        let url = rig.server.httpURL("/o.bin")
+
+        let named = try await rig.get([url, "-o", "named.bin"])
+        #expect(named.status == 0, "\(named.errorText)")
+        #expect(named.text == rig.downloads + "/named.bin\n")
+        #expect(try Rig.fileSHA256(rig.downloads + "/named.bin") == digest)
+
+        let nested = try await rig.get([rig.server.httpURL("/nested.bin"), "--output", "sub/inner.bin"])
+        #expect(nested.status == 0, "\(nested.errorText)")
+        #expect(try Rig.fileSHA256(rig.downloads + "/sub/inner.bin") == digest)
+
+        // A directory is not a file name: the flag for it is named, nothing is downloaded.
+        let directory = try await rig.get([url, "-o", "sub"])
+        #expect(directory.status == 64, "\(directory.errorText)")
+        #expect(directory.errorText.contains("use -d sub"), "\(directory.errorText)")
+        let several = try await rig.get([url, rig.server.httpURL("/o.bin?2"), "-o", "both.bin"])
+        #expect(several.status == 64, "\(several.errorText)")
+        #expect(several.errorText.contains("-d DIR"), "\(several.errorText)")
+
+        let piped = try await rig.get([rig.server.httpURL("/piped.bin"), "-o", "-"])
+        #expect(piped.status == 0, "\(piped.errorText)")
+        #expect(piped.standardOutput.count == 300_000)
+        #expect(Rig.sha256(piped.standardOutput) == digest)
+        #expect(rig.visibleFiles == ["named.bin", "sub"], "-o - leaves no file in the directory")
+        let withJSON = try await rig.get([url, "-o", "-", "--json"])
+        #expect(withJSON.status == 64, "\(withJSON.errorText)")
+        #expect(rig.requests(for: "/o.bin").count == 1)
+        #expect(rig.requests(for: "/piped.bin").count == 1)
     }
 }

@@ -41,7 +41,7 @@ struct GetAuthenticationCommandTests {
         let downloads = try TemporaryDirectory(prefix: "peregrine-cli-auth")
         defer { downloads.remove() }
         let output = try await VerifyCommandExecutable.run([
-            "get", server.url(path), "-o", downloads.path, "--quiet", "--user", "alice:correct horse", "--auth", scheme,
+            "get", server.url(path), "-d", downloads.path, "--quiet", "--user", "alice:correct horse", "--auth", scheme,
             "--auth-over-http",
         ])
         #expect(output.status == 0, "\(output.errorText)")
@@ -54,7 +54,7 @@ struct GetAuthenticationCommandTests {
         let downloads = try TemporaryDirectory(prefix: "peregrine-cli-auth")
         defer { downloads.remove() }
         let output = try await VerifyCommandExecutable.run([
-            "get", server.url("/digest/f.bin"), "-o", downloads.path, "--quiet", "--user", "alice:wrong",
+            "get", server.url("/digest/f.bin"), "-d", downloads.path, "--quiet", "--user", "alice:wrong",
             "--auth-over-http",
         ])
         #expect(output.status != 0)
@@ -69,7 +69,7 @@ struct GetAuthenticationCommandTests {
         let downloads = try TemporaryDirectory(prefix: "peregrine-cli-auth")
         defer { downloads.remove() }
         let output = try await VerifyCommandExecutable.run([
-            "get", server.url("/basic/f.bin"), "-o", downloads.path, "--quiet", "--user", "alice:correct horse",
+            "get", server.url("/basic/f.bin"), "-d", downloads.path, "--quiet", "--user", "alice:correct horse",
         ])
         #expect(output.status != 0)
         let authorized = server.requests(for: "/basic/f.bin").filter { $0.headers["Authorization"] != nil }
@@ -83,7 +83,7 @@ struct GetAuthenticationCommandTests {
         let downloads = try TemporaryDirectory(prefix: "peregrine-cli-auth")
         defer { downloads.remove() }
         let output = try await VerifyCommandExecutable.run([
-            "get", server.url("/digest/f.bin"), "-o", downloads.path, "--quiet", "--user", "alice:correct horse",
+            "get", server.url("/digest/f.bin"), "-d", downloads.path, "--quiet", "--user", "alice:correct horse",
             "--auth", "basic", "--auth-over-http",
         ])
         #expect(output.status != 0)

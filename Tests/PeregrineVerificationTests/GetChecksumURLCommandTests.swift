@@ -23,7 +23,7 @@ struct GetChecksumURLCommandTests {
         defer { downloads.remove() }
 
         let output = try await VerifyCommandExecutable.run([
-            "get", server.httpURL("/a.bin"), server.httpURL("/b.bin"), "-o", downloads.path, "--quiet",
+            "get", server.httpURL("/a.bin"), server.httpURL("/b.bin"), "-d", downloads.path, "--quiet",
             "--checksum-url", server.httpURL("/SHA256SUMS"),
         ])
         #expect(output.status == 0, "\(output.errorText)")
@@ -54,7 +54,7 @@ struct GetChecksumURLCommandTests {
         defer { downloads.remove() }
         let urls = names.map { server.httpURL("/" + $0) }
         let output = try await VerifyCommandExecutable.run(
-            ["get"] + urls[..<20] + ["-o", downloads.path, "-qj", "4", "--checksum-url", server.httpURL("/SHA256SUMS")]
+            ["get"] + urls[..<20] + ["-d", downloads.path, "-qj", "4", "--checksum-url", server.httpURL("/SHA256SUMS")]
                 + urls[20...] + ["--retry", "0"])
         #expect(output.status == 0, "\(output.errorText)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: downloads.path).sorted() == names.sorted())
@@ -75,7 +75,7 @@ struct GetChecksumURLCommandTests {
         defer { downloads.remove() }
 
         let output = try await VerifyCommandExecutable.run([
-            "get", server.httpURL("/f.bin"), "-o", downloads.path, "--quiet",
+            "get", server.httpURL("/f.bin"), "-d", downloads.path, "--quiet",
             "--checksum-url", server.httpURL("/f.bin.sha256"),
         ])
         #expect(output.status != 0)
@@ -96,13 +96,13 @@ struct GetChecksumURLCommandTests {
         defer { downloads.remove() }
 
         let missing = try await VerifyCommandExecutable.run([
-            "get", server.httpURL("/f.bin"), "-o", downloads.path, "--quiet",
+            "get", server.httpURL("/f.bin"), "-d", downloads.path, "--quiet",
             "--checksum-url", server.httpURL("/nope.sha256"),
         ])
         #expect(missing.status != 0)
         #expect(missing.errorText.contains("404"), "\(missing.errorText)")
         let noEntry = try await VerifyCommandExecutable.run([
-            "get", server.httpURL("/f.bin"), "-o", downloads.path, "--quiet",
+            "get", server.httpURL("/f.bin"), "-d", downloads.path, "--quiet",
             "--checksum-url", server.httpURL("/SHA256SUMS"),
         ])
         #expect(noEntry.status != 0)
@@ -110,7 +110,7 @@ struct GetChecksumURLCommandTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: downloads.path).isEmpty)
 
         let both = try await VerifyCommandExecutable.run([
-            "get", server.httpURL("/f.bin"), "-o", downloads.path, "--checksum", other.description,
+            "get", server.httpURL("/f.bin"), "-d", downloads.path, "--checksum", other.description,
             "--checksum-url", server.httpURL("/SHA256SUMS"),
         ])
         #expect(both.status != 0)

@@ -19,7 +19,7 @@ struct HashingSinkCommandLineTests {
         defer { downloads.remove() }
 
         let output = try await VerifyCommandExecutable.run([
-            "get", server.httpURL("/f.bin"), "-o", downloads.path, "--quiet", "--checksum", "sha256=\(expected.hex)",
+            "get", server.httpURL("/f.bin"), "-d", downloads.path, "--quiet", "--checksum", "sha256=\(expected.hex)",
         ])
         #expect(output.status == 0, "\(output.errorText)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: downloads.path) == ["f.bin"])
@@ -38,7 +38,7 @@ struct HashingSinkCommandLineTests {
         defer { downloads.remove() }
 
         let output = try await VerifyCommandExecutable.run([
-            "get", server.httpURL("/f.bin"), "-o", downloads.path, "--quiet", "--checksum",
+            "get", server.httpURL("/f.bin"), "-d", downloads.path, "--quiet", "--checksum",
             "sha256:\(wrong.hex.uppercased())",
         ])
         #expect(output.status != 0)
@@ -61,7 +61,7 @@ struct HashingSinkCommandLineTests {
         defer { downloads.remove() }
 
         let output = try await VerifyCommandExecutable.run([
-            "get", server.httpURL("/f.bin"), "-o", downloads.path, "--quiet", "--checksum", wrong.description,
+            "get", server.httpURL("/f.bin"), "-d", downloads.path, "--quiet", "--checksum", wrong.description,
             "--delete-mismatched",
         ])
         #expect(output.status != 0)
@@ -81,7 +81,7 @@ struct HashingSinkCommandLineTests {
         defer { downloads.remove() }
 
         let output = try await VerifyCommandExecutable.run([
-            "get", server.httpURL("/a.bin"), server.httpURL("/b.bin"), "-o", downloads.path, "--quiet",
+            "get", server.httpURL("/a.bin"), server.httpURL("/b.bin"), "-d", downloads.path, "--quiet",
             "--checksum", try ChecksumTestFiles.checksum(.sha256, of: first).description,
             "--checksum", try ChecksumTestFiles.checksum(.sha512, of: second).description,
         ])
@@ -105,7 +105,7 @@ struct HashingSinkCommandLineTests {
         // Nothing listens on port 9 of 127.0.0.1: a download attempt would fail with "connection
         // failed", not with a usage error.
         let output = try await VerifyCommandExecutable.run(
-            ["get", "http://127.0.0.1:9/f.bin", "-o", downloads.path, "--quiet"] + options)
+            ["get", "http://127.0.0.1:9/f.bin", "-d", downloads.path, "--quiet"] + options)
         #expect(output.status == 64, "\(output.errorText)")
         #expect(output.errorText.contains("--checksum"), "\(output.errorText)")
         #expect(!output.errorText.contains("connection"), "\(output.errorText)")
