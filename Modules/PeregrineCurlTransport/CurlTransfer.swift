@@ -148,7 +148,7 @@ final class CurlTransfer: @unchecked Sendable {
         // Trim the line end as bytes: in Swift "\r\n" is one Character, equal to neither "\r" nor "\n".
         var end = line.count
         while end > 0, line[end - 1] == 0x0A || line[end - 1] == 0x0D { end -= 1 }
-        let text = String(decoding: UnsafeRawBufferPointer(rebasing: line[..<end]), as: UTF8.self)
+        let text = Self.headerText(UnsafeRawBufferPointer(rebasing: line[..<end]))
         if let first = text.first, first == " " || first == "\t", let last = responseHeaders.fields.last {
             // An obsolete folded line continues the previous field.
             responseHeaders.replaceOrAdd(name: last.name, value: last.value + " " + text.trimmed)
@@ -156,6 +156,16 @@ final class CurlTransfer: @unchecked Sendable {
             responseHeaders.add(name: String(text[..<colon]), value: String(text[text.index(after: colon)...]).trimmed)
         }
         return true
+    }
+
+    /// A header line as text: UTF-8 when it is valid UTF-8, else ISO-8859-1, which HTTP/1.1
+    /// headers were defined in and old servers still send (`filename="caf\u{E9}.txt"` as one
+    /// byte 0xE9) — every byte a character, never a replacement character.
+    static func headerText(_ bytes: UnsafeRawBufferPointer) -> String {
+        if let text = String(validating: bytes, as: UTF8.self) { return text }
+        var scalars = String.UnicodeScalarView()
+        scalars.append(contentsOf: bytes.map { Unicode.Scalar($0) })
+        return String(scalars)
     }
 
     private func headersComplete() -> Bool {

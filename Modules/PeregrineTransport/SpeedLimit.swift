@@ -52,6 +52,14 @@ public struct SpeedLimit: Sendable, Hashable, Codable, Comparable, CustomStringC
         }
         if value == 0 { return nil }
         let bytes = value * factor
+        // A fractional count of bytes is a missing unit ("0.5" meant 0.5M), never a rate to
+        // crawl at (one that rounds to nothing is refused below as not positive).
+        guard bytes.rounded() < 1 || factor > 1 || value == value.rounded() else {
+            throw SpeedLimitError(
+                .malformed,
+                "\"\(text.prefix(40))\" is not a whole number of bytes per second: add K, M or G (e.g. \(text.prefix(20))M)"
+            )
+        }
         guard bytes <= Double(maximum) else {
             throw SpeedLimitError(
                 .tooLarge, "\"\(text.prefix(40))\" is above the largest speed limit, \(maximum) bytes/s")

@@ -460,6 +460,7 @@ import Testing
             (["--limit-rate", "fast"], "--limit-rate"), (["--limit-rate", "-1"], "--limit-rate"),
             (["--max-overall-limit", "2X"], "--max-overall-limit"),
             (["--max-overall-limit", "9999999G"], "--max-overall-limit"),
+            (["--max-overall-limit", "0.5"], "--max-overall-limit"),
             (["--retry", "-1"], "--retry"),
             (["-H", "NoColon"], "--header"),
             (["-i", "/nonexistent/list"], "--input-file"), (["--timeout", "0"], "--timeout"),
@@ -595,5 +596,61 @@ extension GetCommandTests {
         #expect(withJSON.status == 64, "\(withJSON.errorText)")
         #expect(rig.requests(for: "/o.bin").count == 1)
         #expect(rig.requests(for: "/piped.bin").count == 1)
+    }
+}
+
+extension GetCommandTests {
+    /// A server that names the file in ISO-8859-1 (`filename="caf\u{E9}.txt"` with the one
+    /// byte 0xE9, as old servers do) gets the name it meant, not a replacement character.
+    @Test func aLatin1NameFromTheServerKeepsItsLetters() async throws {
+        let tool = try #require(Self.executable, "no peregrine binary beside the tests: build with --build-tests")
+        let scratch = try TemporaryDirectory(prefix: "peregrine-latin1")
+        defer { scratch.remove() }
+        let script = """
+            import socket
+            server = socket.socket()
+            server.bind(("127.0.0.1", 0))
+            server.listen(4)
+            print(server.getsockname()[1], flush=True)
+            while True:
+                client, _ = server.accept()
+                request = b""
+                while b"\\r\\n\\r\\n" not in request:
+                    chunk = client.recv(4096)
+                    if not chunk:
+                        break
+                    request += chunk
+                client.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: 5\\r\\nConnection: close\\r\\n"
+                    + b"Content-Disposition: attachment; filename=\\"caf\\xe9.txt\\"\\r\\n\\r\\nhello")
+                client.close()
+            """
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        server.arguments = ["-c", script]
+        let output = Pipe()
+        server.standardOutput = output
+        server.standardError = FileHandle.nullDevice
+        try server.run()
+        defer {
+            // SIGKILL: a SIGTERM ignored by this process is ignored by its children too.
+            kill(server.processIdentifier, SIGKILL)
+            server.waitUntilExit()
+        }
+        let portLine = await onOwnThread { () -> String in
+            var bytes: [UInt8] = []
+            while let byte = try? output.fileHandleForReading.read(upToCount: 1)?.first, byte != 10 {
+                bytes.append(byte)
+            }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        let port = try #require(Int(portLine), "the server printed \(portLine)")
+        let result = try await ChildProcess.run(
+            tool,
+            [
+                "get", "-d", scratch.path("downloads"), "--state-dir", scratch.path("state"), "--quiet",
+                "http://127.0.0.1:\(port)/name",
+            ], allowFailure: true)
+        #expect(result.status == 0, "\(result.errorText)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path("downloads")) == ["caf\u{E9}.txt"])
     }
 }

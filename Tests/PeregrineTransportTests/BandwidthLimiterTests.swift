@@ -129,7 +129,7 @@ struct SpeedLimitTests {
         #expect(try SpeedLimit.parse("0K") == nil)
     }
 
-    @Test(arguments: ["", "K", "-1", "1.2.3", ".5", "5.", "1T", "fast", "1 M", "١٠"])
+    @Test(arguments: ["", "K", "-1", "1.2.3", ".5", "5.", "1T", "fast", "1 M", "١٠", "0.5", "2.5"])
     func refusesWhatIsNotARate(text: String) {
         #expect(throws: SpeedLimitError.self) { try SpeedLimit.parse(text) }
         do {
