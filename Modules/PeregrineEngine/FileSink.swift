@@ -190,7 +190,9 @@ public final class FileSink: TransferSink, @unchecked Sendable {
     /// Locks the file for this sink's writer (see `PartFileLock`) on a duplicate of its
     /// descriptor, so that the lock outlives ``close()``; nil when another writer holds it.
     func lockForWriting() throws(SinkWriteError) -> PartFileLock? {
-        let duplicate = dup(descriptor)
+        // Close-on-exec like every descriptor here: a child process (ffmpeg, a test's server)
+        // that inherited it would hold the lock for as long as it lives.
+        let duplicate = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
         guard duplicate >= 0 else { throw Self.error(errno, "cannot lock", path) }
         switch PartFileLock.take(duplicate) {
         case .locked(let lock): return lock

@@ -88,6 +88,40 @@ struct EnginePartFileLockTests {
         #expect(a.bytes(of: "f.bin") == body.allBytes)
     }
 
+    /// A child process started while a transfer holds its part file's lock does not inherit
+    /// the lock's descriptor: it would hold the lock for as long as it lives, and the task's
+    /// next transfer would find its own file busy.
+    @Test func aChildProcessDoesNotInheritTheLock() async throws {
+        let h = try EngineHarness(chunkSize: 16 << 10)
+        h.server.setRoute(
+            .file(.generated(seed: 8, count: Self.length), entityTag: .fixed("\"c\"")).throttled(
+                toBytesPerSecond: 100_000), for: "/c.bin")
+        let url = h.url("/c.bin")
+        h.engine.download([url])
+        h.advance(.seconds(1))
+        let temporary = try #require(h.engine.temporaryFilePath(ofTask: url))
+        // posix_spawn without closing anything, as a program that runs a helper (ffmpeg for
+        // thumbnails) does: the child gets every descriptor not marked close-on-exec.
+        var pid: pid_t = 0
+        let words: [String] = ["/bin/sleep", "60"]
+        let arguments: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
+        defer { for argument in arguments { free(argument) } }
+        #expect(posix_spawn(&pid, "/bin/sleep", nil, nil, arguments, environ) == 0)
+        defer {
+            kill(pid, SIGKILL)
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
+        }
+        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd"))
+        let targets = (descriptors ?? []).compactMap {
+            try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)")
+        }
+        #expect(!targets.isEmpty, "the child's descriptors could not be read")
+        #expect(!targets.contains(temporary), "\(targets)")
+        h.runUntilIdle()
+        #expect(h.engine.state(ofTask: url) == .finished)
+    }
+
     static func size(_ path: String) -> Int64? {
         (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value
     }
