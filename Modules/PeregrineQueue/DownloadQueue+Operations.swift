@@ -388,9 +388,13 @@ extension DownloadQueue {
         let removed: [String]
         if trash {
             removed = urls.filter { locations[$0] != nil }
-            // Ahead of the stop's events, which come to the handles after this operation: an
-            // await on a trashed task ends with the trash, not with the stop on the way there.
+            // An await on a trashed task ends with the trash, not with the stop on the way there
+            // (whose event may reach the handle from another thread before this operation
+            // ends), and only once the operation is done.
             let handles = core.state.withLock { state in removed.flatMap { state.handles[$0] ?? [] } }
+            for handle in handles {
+                handle.expectHalt(FailureReason(.inTrash, message: "\(handle.urlString) was moved to the trash"))
+            }
             if !handles.isEmpty {
                 core.gate.afterOperation {
                     for handle in handles {

@@ -48,6 +48,10 @@ public final class DownloadTaskHandle: Sendable {
         /// Why the task cannot end without the user (stopped, in the trash, deleted); cleared
         /// when it goes again.
         var halt: FailureReason?
+        /// The reason an operation under way will end the waiting with (the trash), set before
+        /// it stops the task: the stop's own event, which may reach the handle first from
+        /// another thread, then leaves the waiting to it.
+        var expectedHalt: FailureReason?
         var waiters: [UInt64: CheckedContinuation<Result<URL, FailureReason>, Never>] = [:]
         var nextWaiter: UInt64 = 0
     }
@@ -58,7 +62,7 @@ public final class DownloadTaskHandle: Sendable {
 
     /// A handle; `outcome` is the task's when it has ended already (a finished or failed task
     /// from an earlier run), `halt` why it waits for the user (a stopped task).
-    init(urlString: String, outcome: Result<URL, FailureReason>? = nil, halt: FailureReason? = nil) {
+    package init(urlString: String, outcome: Result<URL, FailureReason>? = nil, halt: FailureReason? = nil) {
         self.urlString = urlString
         state.withLock { state in
             state.outcome = outcome
@@ -107,14 +111,23 @@ public final class DownloadTaskHandle: Sendable {
 
     /// Ends the waiting of every await: the task will not end without the user. A task stopped
     /// on its way to the trash keeps the trash as its reason.
-    func halt(_ reason: FailureReason) {
+    package func halt(_ reason: FailureReason) {
         let waiters = state.withLock { state -> [CheckedContinuation<Result<URL, FailureReason>, Never>] in
-            if reason.code == .stopped, let halt = state.halt, halt.code != .stopped { return [] }
+            if reason.code == .stopped, let halt = state.halt ?? state.expectedHalt, halt.code != .stopped {
+                return []
+            }
+            state.expectedHalt = nil
             state.halt = reason
             defer { state.waiters = [:] }
             return Array(state.waiters.values)
         }
         for waiter in waiters { waiter.resume(returning: .failure(reason)) }
+    }
+
+    /// Says that the operation under way ends the waiting with `reason` once it is done (see
+    /// ``halt(_:)``), so that the stop it causes on the way does not end it first.
+    package func expectHalt(_ reason: FailureReason) {
+        state.withLock { $0.expectedHalt = reason }
     }
 
     /// Adds a closure called with each progress report (at most four a second).

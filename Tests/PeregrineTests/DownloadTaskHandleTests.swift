@@ -177,6 +177,21 @@ import Testing
         #expect(await again == .stopped)
     }
 
+    /// A task moved to the trash is stopped on the way; when the stop's event reaches the
+    /// handle first (from another thread, before the trashing operation ends), the await still
+    /// ends with the trash, once the operation is done.
+    @Test func aStopOnTheWayToTheTrashLeavesTheAwaitToTheTrash() async throws {
+        let handle = DownloadTaskHandle(urlString: "http://example.test/t.bin")
+        async let end = Self.code(ofAwaiting: handle)
+        for _ in 0..<60_000 where handle.waiterCount < 1 { try await Task.sleep(for: .milliseconds(1)) }
+        try #require(handle.waiterCount == 1)
+        handle.expectHalt(FailureReason(.inTrash, message: "moved to the trash"))
+        handle.halt(FailureReason(.stopped, message: "stopped"))
+        #expect(handle.waiterCount == 1, "the stop on the way ended the await")
+        handle.halt(FailureReason(.inTrash, message: "moved to the trash"))
+        #expect(await end == .inTrash)
+    }
+
     /// The code an await on `handle` ends with; nil when it ends with a file.
     static func code(ofAwaiting handle: DownloadTaskHandle) async -> FailureReason.Code? {
         let waiting = Task { () async -> FailureReason.Code? in
