@@ -35,6 +35,24 @@ public struct DownloadURL: Sendable, Hashable, CustomStringConvertible {
     ///   than http or https, has no host, an out-of-range port, or contains white space or
     ///   control characters.
     public init(_ string: String) throws(URLValidationError) {
+        if let plain = PlainHTTPURL(string) {
+            self.init(string, scheme: plain.scheme, host: plain.host, port: plain.port, key: plain.normalizedKey)
+        } else {
+            try self.init(parsingWithFoundation: string)
+        }
+    }
+
+    private init(_ string: String, scheme: String, host: String, port: Int, key: String) {
+        self.string = string
+        self.scheme = scheme
+        self.host = host
+        self.port = port
+        normalizedOverride = key == string ? nil : key
+    }
+
+    /// Parses with Foundation's parser: every URL ``PlainHTTPURL`` does not recognise (user
+    /// info, IP literals, international hosts, characters to encode, errors).
+    package init(parsingWithFoundation string: String) throws(URLValidationError) {
         guard !string.isEmpty else { throw URLValidationError(.empty, string) }
         // C0 controls, space, DEL and the C1 controls U+0080…U+009F.
         if string.unicodeScalars.contains(where: { $0.value <= 0x20 || (0x7F...0x9F).contains($0.value) }) {
@@ -65,16 +83,12 @@ public struct DownloadURL: Sendable, Hashable, CustomStringConvertible {
         if let port = components.port, !(1...65535).contains(port) {
             throw URLValidationError(.invalidPort, string, detail: "port \(port)")
         }
-        self.string = string
-        self.scheme = scheme
-        self.host = host.lowercased()
-        self.port = components.port ?? defaultPort
-
         // The ranges are those of the string the URL holds, which differs from the one given
         // when parsing encoded it (a host with non-ASCII letters, say).
         let normalizedKey = Self.normalizedKey(
             of: url.relativeString, components, scheme: scheme, defaultPort: defaultPort)
-        normalizedOverride = normalizedKey == string ? nil : normalizedKey
+        self.init(
+            string, scheme: scheme, host: host.lowercased(), port: components.port ?? defaultPort, key: normalizedKey)
     }
 
     /// The components' host, decoded. Most hosts need no decoding (ASCII, no percent sign, no

@@ -62,7 +62,9 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
 
     /// Every value of the named field, in order.
     public func values(for name: String) -> [String] {
-        fields.filter { $0.name.caseInsensitiveEquals(name) }.map(\.value)
+        var values: [String] = []
+        for field in fields where field.name.caseInsensitiveEquals(name) { values.append(field.value) }
+        return values
     }
 
     /// Whether a field of this name is present.

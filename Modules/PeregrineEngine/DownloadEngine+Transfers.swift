@@ -724,11 +724,15 @@ extension DownloadEngine {
 
     /// The MIME type of a `Content-Type` value: before any parameter, trimmed, lower-cased.
     static func mimeType(of value: String) -> String {
-        var type = Substring(value)
-        if let semicolon = type.firstIndex(of: ";") { type = type[..<semicolon] }
-        while let first = type.first, first == " " || first == "\t" { type.removeFirst() }
-        while let last = type.last, last == " " || last == "\t" { type.removeLast() }
-        return type.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") })
+        // Over the bytes: trimming a `Substring` by `Character`s cost ~10,000 instructions.
+        let utf8 = value.utf8
+        var start = utf8.startIndex
+        var end = utf8.firstIndex(of: UInt8(ascii: ";")) ?? utf8.endIndex
+        func isBlank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        while start < end, isBlank(utf8[start]) { start = utf8.index(after: start) }
+        while end > start, isBlank(utf8[utf8.index(before: end)]) { end = utf8.index(before: end) }
+        let type = Substring(utf8[start..<end])
+        return utf8[start..<end].contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") })
             ? type.lowercased() : String(type)
     }
 

@@ -37,6 +37,7 @@ public struct MockRequest: Sendable, Hashable, CustomStringConvertible {
     public var host: String? { parts.host }
 
     private static func parts(of url: String) -> (path: String, host: String?) {
+        if let plain = PlainHTTPURL(url) { return (plain.path, plain.host) }
         let components = URLComponents(string: url)
         let path = components?.percentEncodedPath ?? ""
         guard var host = components?.host?.lowercased(), !host.isEmpty else { return (path.isEmpty ? "/" : path, nil) }

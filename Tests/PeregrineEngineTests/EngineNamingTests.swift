@@ -2,6 +2,7 @@ import Foundation
 import PeregrineCore
 import PeregrineEngine
 import PeregrineMockTransport
+import Synchronization
 import Testing
 
 /// File names from the server and the URL, hostile names, and the conflict policies, end to
@@ -150,5 +151,26 @@ struct EngineNamingTests {
         #expect(h.engine.fileKind(ofTask: h.url("/pic")) == .other, "before the head, no MIME type")
         h.runUntilIdle()
         #expect(h.engine.fileKind(ofTask: h.url("/pic")) == .image)
+    }
+
+    /// The classifier gets the MIME type without parameters or blanks, lower-cased.
+    @Test(arguments: [
+        ("image/png", "image/png"), (" Image/PNG ; charset=x", "image/png"), ("\timage/png\t", "image/png"),
+        ("image/png;", "image/png"), (" ; x", ""), ("IMAGE/Ä", "image/ä"),
+    ])
+    func theMIMETypeIsTheContentTypeWithoutItsParameters(_ header: String, _ expected: String) throws {
+        let seen = Mutex<[String]>([])
+        let h = try EngineHarness {
+            $0.fileKindClassifier = { _, mime in
+                if let mime { seen.withLock { $0.append(mime) } }
+                return .other
+            }
+        }
+        h.server.setRoute(MockRoute(headers: ["Content-Type": header], body: .bytes([1])), for: "/pic")
+        h.engine.download([h.url("/pic")])
+        h.runUntilIdle()
+        _ = h.engine.fileKind(ofTask: h.url("/pic"))
+        // An empty type is no type.
+        #expect(seen.withLock { $0 } == (expected.isEmpty ? [] : [expected]))
     }
 }
