@@ -68,8 +68,10 @@ struct GetCommand: AsyncParsableCommand {
     @Option(
         name: [.customShort("i"), .customLong("input-file")],
         help: ArgumentHelp(
-            "Read URLs from FILE (- for standard input), one per line, each optionally followed by its "
-                + "mirrors' URLs, checksum=ALGORITHM=HEX and out=NAME; # starts a comment.", valueName: "file"))
+            "Read URLs from FILE (- for standard input), one file per line, each optionally followed by its "
+                + "mirrors' URLs, checksum=ALGORITHM=HEX and out=NAME, and by indented option lines as aria2 "
+                + "reads them (out=, dir=, checksum=, header=, referer=, user-agent=); # starts a comment.",
+            valueName: "file"))
     var inputFile: String?
 
     @Option(
@@ -425,18 +427,41 @@ struct GetCommand: AsyncParsableCommand {
             scratch = String(cString: made)
         }
         defer { if let scratch { try? FileManager.default.removeItem(atPath: scratch) } }
-        let session: GetSession
-        do {
-            session = try GetSession(command: self, items: items, logger: logger, scratch: scratch)
-        } catch {
-            printError("\(error)")
-            throw ExitCode(GetExitCode.code(forSetupError: error))
+        // One session per directory (`dir=` lines of an input file), one after the other.
+        var status = GetExitCode.success
+        for (directory, group) in Self.groupedByDirectory(items) {
+            let groupStatus: Int32
+            do {
+                let session = try GetSession(
+                    command: self, items: group, logger: logger, scratch: scratch, directory: directory)
+                groupStatus = await session.run()
+            } catch {
+                printError("\(error)")
+                groupStatus = GetExitCode.code(forSetupError: error)
+            }
+            if status == GetExitCode.success { status = groupStatus }
+            if groupStatus == GetExitCode.interrupted || groupStatus == GetExitCode.terminated { break }
         }
-        let status = await session.run()
         if status == GetExitCode.success, let scratch, !Self.copyOnlyFile(in: scratch) {
             throw ExitCode(GetExitCode.disk)
         }
         if status != GetExitCode.success { throw ExitCode(status) }
+    }
+
+    /// The items by the directory they go to, in the order each directory first appears; nil is
+    /// the command's own (`-d`).
+    static func groupedByDirectory(_ items: [GetItem]) -> [(directory: String?, items: [GetItem])] {
+        var groups: [(directory: String?, items: [GetItem])] = []
+        var indexOf: [String?: Int] = [:]
+        for item in items {
+            if let index = indexOf[item.directory] {
+                groups[index].items.append(item)
+            } else {
+                indexOf[item.directory] = groups.count
+                groups.append((item.directory, [item]))
+            }
+        }
+        return groups.isEmpty ? [(nil, [])] : groups
     }
 
     /// Writes the one file downloaded into `scratch` to standard output; false (said on standard
@@ -515,6 +540,9 @@ struct GetCommand: AsyncParsableCommand {
             if let name = items[index].outputName, name.isEmpty || name.contains("/") || name == "." || name == ".." {
                 items[index].problem = "\(items[index].origin): out=\(name.prefix(80)) is not a file name"
             }
+        }
+        if writesToStandardOutput, let item = items.first(where: { $0.directory != nil }) {
+            throw GetUsageError("\(item.origin): dir= cannot apply when -o - writes to standard output")
         }
         return items
     }

@@ -34,6 +34,11 @@ struct GetItem: Sendable {
     var mirrors: [String] = []
     /// Credentials that came inside the mirrors' URLs, by the mirror's stripped URL.
     var mirrorCredentials: [String: Credential] = [:]
+    /// `dir=` of an input file's option line: the directory this file goes to instead of `-d`.
+    var directory: String?
+    /// `header=`, `referer=` and `user-agent=` of an input file's option lines, sent with this
+    /// download's requests after (and instead of same-named) `--header`s.
+    var headers: [(name: String, value: String)] = []
     /// Why the item cannot be downloaded at all (a malformed URL or line); reported with the
     /// other failures, never aborting the batch.
     var problem: String?
@@ -108,12 +113,15 @@ enum GetInput {
 
     private static func errorText(_ code: Int32) -> String { String(cString: strerror(code)) }
 
-    /// The items of an input file (`-` for standard input): one URL per line, optionally followed
-    /// by its mirrors' URLs (as aria2's input files list a file's URIs on one line),
-    /// `checksum=ALGORITHM=HEX` and `out=NAME`, separated by blanks; blank lines and lines
-    /// starting with `#` are skipped.
+    /// The items of an input file (`-` for standard input), as aria2 reads them: a line of URLs
+    /// of one file (the first, then its mirrors, separated by tabs or blanks, optionally with
+    /// `checksum=ALGORITHM=HEX` and `out=NAME`), followed by indented option lines for it
+    /// (`  out=NAME`, `  dir=DIR`, `  checksum=sha-256=HEX`, `  header=NAME: VALUE`,
+    /// `  referer=URL`, `  user-agent=TEXT`). Blank lines and lines starting with `#` are
+    /// skipped. An option this command does not read fails its file with a message naming it.
     ///
-    /// - Throws: a message naming the file when it cannot be read.
+    /// - Throws: a message naming the file when it cannot be read, or an option line that
+    ///   follows no URL.
     static func items(inputFile path: String) throws(GetUsageError) -> [GetItem] {
         let text: String
         if path == "-" {
@@ -123,12 +131,24 @@ enum GetInput {
         } else {
             text = String(decoding: try readAll(path), as: UTF8.self)
         }
-        let name = path == "-" ? "standard input" : path
+        return try items(text: text, name: path == "-" ? "standard input" : path)
+    }
+
+    /// The items of an input file's text; `name` names the file in messages.
+    static func items(text: String, name: String) throws(GetUsageError) -> [GetItem] {
         var items: [GetItem] = []
         for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let origin = "\(name):\(index + 1)"
+            let isOptionLine = line.first == " " || line.first == "\t"
             let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" })
             guard let first = fields.first, !first.hasPrefix("#") else { continue }
-            let origin = "\(name):\(index + 1)"
+            if isOptionLine {
+                guard !items.isEmpty else {
+                    throw GetUsageError("--input-file \(origin): an option line before any URL")
+                }
+                applyOption(line, origin: origin, to: &items[items.count - 1])
+                continue
+            }
             var checksum: String?
             var out: String?
             var problem: String?
@@ -151,6 +171,52 @@ enum GetInput {
             items.append(item)
         }
         return items
+    }
+
+    /// The options an input file's indented lines may set.
+    static let optionNames = ["out", "dir", "checksum", "header", "referer", "user-agent"]
+
+    /// Applies an indented `NAME=VALUE` line to the item above it; the value is the rest of the
+    /// line (a header's value may hold blanks). A line that cannot apply fails the item.
+    private static func applyOption(_ line: Substring, origin: String, to item: inout GetItem) {
+        let trimmed = line.drop(while: { $0 == " " || $0 == "\t" })
+        let text = trimmed.hasSuffix("\r") ? trimmed.dropLast() : trimmed
+        func fail(_ message: String) { if item.problem == nil { item.problem = "\(origin): \(message)" } }
+        guard let equals = text.firstIndex(of: "=") else {
+            fail("\(text.prefix(40)) is not NAME=VALUE")
+            return
+        }
+        let name = String(text[..<equals])
+        let value = String(text[text.index(after: equals)...])
+        switch name {
+        case "out": item.outputName = value
+        case "dir":
+            guard !value.isEmpty, !value.contains("\0") else { return fail("dir= needs a directory") }
+            item.directory = value
+        case "checksum": item.checksum = value
+        case "header":
+            guard let header = parseHeader(value) else {
+                return fail("header=\(value.prefix(60)) is not NAME: VALUE")
+            }
+            item.headers.append(header)
+        case "referer", "user-agent":
+            guard !value.contains(where: { $0 == "\r" || $0 == "\n" }) else { return fail("\(name)= is not one line") }
+            item.headers.append((name == "referer" ? "Referer" : "User-Agent", value))
+        default:
+            fail(
+                "unknown option \(name.prefix(40))= (\(optionNames.map { $0 + "=" }.joined(separator: ", ")) are read)")
+        }
+    }
+
+    /// `NAME: VALUE` as `--header` takes it: a name without blanks, on one line.
+    static func parseHeader(_ text: String) -> (name: String, value: String)? {
+        guard let colon = text.firstIndex(of: ":"), colon != text.startIndex,
+            !text[..<colon].contains(where: { $0 == " " || $0 == "\t" }),
+            !text.contains(where: { $0 == "\r" || $0 == "\n" })
+        else { return nil }
+        return (
+            String(text[..<colon]), String(text[text.index(after: colon)...].drop(while: { $0 == " " || $0 == "\t" }))
+        )
     }
 }
 

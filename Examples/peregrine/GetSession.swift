@@ -30,7 +30,11 @@ final class GetSession: Sendable {
 
     /// - Parameter scratch: a private directory for the download and its state (`-o -`: the file
     ///   is written to standard output afterwards), instead of the command's directories.
-    init(command: GetCommand, items: [GetItem], logger: Logger, scratch: String? = nil) throws {
+    /// - Parameter directory: the directory of these items (`dir=` of an input file) instead of
+    ///   the command's; relative to the current directory, as aria2 reads it.
+    init(command: GetCommand, items: [GetItem], logger: Logger, scratch: String? = nil, directory: String? = nil)
+        throws
+    {
         self.items = items
         overwrite = command.overwrite
         noClobber = command.noClobber
@@ -40,13 +44,18 @@ final class GetSession: Sendable {
             total: items.count, json: command.json, quiet: command.quiet || command.json,
             printsPaths: !command.writesToStandardOutput)
 
+        let itemDirectory = directory
         let directory: DownloadDirectory
         do {
-            directory = try DownloadDirectory(path: scratch ?? command.downloadDirectory)
+            directory = try DownloadDirectory(path: scratch ?? itemDirectory ?? command.downloadDirectory)
         } catch {
             throw DownloadManagerError(.directoryUnavailable, "\(error)")
         }
-        let state = scratch.map { $0 + "/.state" } ?? command.stateDirectory ?? GetState.directory(for: directory.path)
+        // --state-dir is the command's directory's: another directory keeps its state beside it.
+        let state =
+            scratch.map { $0 + "/.state" }
+            ?? command.stateDirectory.map { itemDirectory == nil ? $0 : $0 + "/" + GetState.name(for: directory.path) }
+            ?? GetState.directory(for: directory.path)
 
         let curl = CurlTransport(
             configuration: CurlTransport.Configuration(
@@ -104,8 +113,10 @@ final class GetSession: Sendable {
                 name: String(header[..<colon]),
                 value: String(header[header.index(after: colon)...].drop(while: { $0 == " " || $0 == "\t" })))
         }
+        var itemHeaders: [String: [(name: String, value: String)]] = [:]
+        for item in items where !item.headers.isEmpty { itemHeaders[item.url, default: []] += item.headers }
         let adapter = GetRequestAdapter(
-            headers: headers, trust: command.trustPolicy,
+            headers: headers, itemHeaders: itemHeaders, trust: command.trustPolicy,
             redirects: RedirectPolicy(
                 maxHops: command.maxRedirects, allowsHTTPSToHTTP: command.allowInsecureRedirect),
             timeouts: timeouts)
@@ -408,12 +419,19 @@ enum InterruptPipe {
 /// manager's speed limits, which the engine hands to the transport.)
 struct GetRequestAdapter: RequestAdapter {
     var headers: HTTPHeaders
+    /// An input file's `header=`, `referer=` and `user-agent=` lines, by the task's URL: they
+    /// replace the `--header`s of the same name.
+    var itemHeaders: [String: [(name: String, value: String)]] = [:]
     var trust: TrustPolicy
     var redirects: RedirectPolicy
     var timeouts: TransferTimeouts
 
     func adapt(_ request: inout TransferRequest, for task: TaskContext) {
         for field in headers { request.headers.add(name: field.name, value: field.value) }
+        if let own = itemHeaders[task.url.string] {
+            for field in own { request.headers.remove(name: field.name) }
+            for field in own { request.headers.add(name: field.name, value: field.value) }
+        }
         request.trust = trust
         request.redirects = redirects
         request.timeouts = timeouts
@@ -437,14 +455,19 @@ enum GetState {
         } else {
             base = "/tmp/peregrine-\(getuid())"
         }
-        // FNV-1a of the resolved directory: one store per output directory, whatever its spelling.
+        return base + "/peregrine/get/" + name(for: output)
+    }
+
+    /// The name of a directory's state: FNV-1a of the resolved directory, one store per output
+    /// directory whatever its spelling.
+    static func name(for output: String) -> String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in output.utf8 {
             hash ^= UInt64(byte)
             hash = hash &* 0x100_0000_01b3
         }
         let hex = String(hash, radix: 16)
-        return base + "/peregrine/get/" + String(repeating: "0", count: 16 - hex.count) + hex
+        return String(repeating: "0", count: 16 - hex.count) + hex
     }
 
     /// Leaves a note saying which directory a state directory belongs to, for people.

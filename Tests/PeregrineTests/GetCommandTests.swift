@@ -32,6 +32,7 @@ import Testing
                     "location /slow/ { limit_rate 1m; }",
                     "location = /private/f.bin { return 401; }",
                     "location = /loop { return 302 /loop; }",
+                    #"location = /echo { return 200 "$http_x_token|$http_user_agent|$http_referer"; }"#,
                 ]))
             try await server.start()
             return Rig(server: server, scratch: scratch, tool: tool)
@@ -378,6 +379,53 @@ import Testing
             allowFailure: true)
         #expect(output.status == 0, "\(output.errorText)")
         #expect(try Rig.fileSHA256(rig.downloads + "/piped.bin") == sha)
+    }
+
+    /// aria2's input files: a URL line, then indented option lines for it.
+    @Test func anAria2InputFileWithOptionLinesIsRead() async throws {
+        let rig = try await Rig.start()
+        defer { rig.stop() }
+        let digest = try rig.serve("/a/one.bin", count: 50_000, seed: 21)
+        try rig.serve("/a/never.bin", count: 1000, seed: 22)
+        let other = rig.scratch.path("other")
+        let list = rig.scratch.path("aria2.txt")
+        try """
+        # an aria2 input file
+        \(rig.server.httpURL("/a/one.bin"))
+          out=renamed.bin
+          dir=\(other)
+        \tchecksum=sha-256=\(digest)
+
+        \(rig.server.httpURL("/echo"))
+          header=X-Token: from the line
+          referer=http://example.com/from
+          user-agent=Line-Agent/1.0
+          out=echo.txt
+        \(rig.server.httpURL("/a/never.bin"))
+          max-tries=3
+        """.write(toFile: list, atomically: true, encoding: .utf8)
+        let output = try await rig.get(["-i", list, "-H", "X-Token: global"])
+        // The third file's unknown option fails it alone, naming the option.
+        #expect(output.status == 64, "\(output.errorText)")
+        #expect(output.errorText.contains("max-tries="), "\(output.errorText)")
+        #expect(rig.requests(for: "/a/never.bin").isEmpty)
+        #expect(try Rig.fileSHA256(other + "/renamed.bin") == digest)
+        #expect(!FileManager.default.fileExists(atPath: rig.downloads + "/renamed.bin"))
+        let echoed = try String(contentsOfFile: rig.downloads + "/echo.txt", encoding: .utf8)
+        #expect(echoed == "from the line|Line-Agent/1.0|http://example.com/from")
+
+        // A wrong checksum on an option line fails that file (7); an option line before any URL
+        // is a malformed file (64).
+        try """
+        \(rig.server.httpURL("/a/one.bin"))
+          out=bad.bin
+          checksum=sha-256=\(String(repeating: "0", count: 64))
+        """.write(toFile: list, atomically: true, encoding: .utf8)
+        let mismatch = try await rig.get(["-i", list])
+        #expect(mismatch.status == 7, "\(mismatch.errorText)")
+        try "  out=x.bin\n\(rig.server.httpURL("/a/one.bin"))\n".write(toFile: list, atomically: true, encoding: .utf8)
+        let stray = try await rig.get(["-i", list])
+        #expect(stray.status == 64 && stray.errorText.contains("before any URL"), "\(stray.errorText)")
     }
 
     @Test func aBadURLFailsAloneAndTheOthersDownload() async throws {

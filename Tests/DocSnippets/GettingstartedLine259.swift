@@ -9,8 +9,8 @@ import PeregrineJSONStorage
 import PeregrinePersistence
 import PeregrineVerification
 
-// Docs/GettingStarted.md:254
-func snippetGettingstartedLine254() async throws {
+// Docs/GettingStarted.md:259
+func snippetGettingstartedLine259() async throws {
     let stateDirectory = "/tmp/state"
     let downloadDirectory = "/tmp/downloads"
 
