@@ -273,7 +273,10 @@ final class GetSession: Sendable {
         guard let task = manager.task(key) else { return .done(GetExitCode.unknown) }
         let wanted = item.checksum.flatMap { try? Checksum(parsing: $0) }
         let stored = task.record.checksum.flatMap { try? Checksum(parsing: $0) }
-        if task.state == .finished, !overwrite, let path = manager.filePath(ofTask: key) {
+        // Another -o than the run that fetched it: a download of its own under the new name
+        // (as curl's), the old file kept.
+        let renamed = item.outputName.map { $0 != task.record.preferredFileName } ?? false
+        if task.state == .finished, !overwrite, !renamed, let path = manager.filePath(ofTask: key) {
             guard let wanted else {
                 reporter.alreadyComplete(item, path: path, size: fileSize(path), digest: verifiedDigest(of: key))
                 return .done(GetExitCode.success)

@@ -103,7 +103,7 @@ extension DownloadEngine {
         state.withLock { state -> String? in
             guard let entry = state.tasks[urlString] else { return nil }
             let name =
-                entry.record.fileName ?? entry.record.preferredFileName.flatMap(FileNameSanitizer.clean)
+                entry.record.fileName ?? entry.record.preferredFileName.flatMap(FileNameSanitizer.cleanChosen)
                 ?? SuggestedFileName.make(for: entry.url)
             guard state.hiddenFileExtension, let dot = name.lastIndex(of: "."), dot != name.startIndex else {
                 return name

@@ -55,7 +55,12 @@ extension DownloadEngine {
                 }
                 var record = stored
                 var adopted = false
-                if let name = record.fileName, FileNameSanitizer.clean(name) != name { record.fileName = nil }
+                if let name = record.fileName, FileNameSanitizer.clean(name) != name {
+                    // A hidden name is the file's only when its task asked for a hidden name.
+                    let chosenHidden =
+                        record.preferredFileName.flatMap(FileNameSanitizer.cleanChosen)?.hasPrefix(".") ?? false
+                    if !chosenHidden || FileNameSanitizer.cleanChosen(name) != name { record.fileName = nil }
+                }
                 var damaged = false
                 if record.state == .finished {
                     // A temporary name left linked to the placed file (killed before its removal).
@@ -132,7 +137,7 @@ extension DownloadEngine {
     /// still a link to a placed file.
     private func placedFile(of record: DownloadTaskRecord, url: DownloadURL) -> String? {
         let base =
-            record.fileName ?? record.preferredFileName.flatMap(FileNameSanitizer.clean)
+            record.fileName ?? record.preferredFileName.flatMap(FileNameSanitizer.cleanChosen)
             ?? SuggestedFileName.make(for: url)
         let parts = FileNameParts(base)
         return directory.placedName(

@@ -179,7 +179,7 @@ extension DownloadEngine {
             if let mimeType, !mimeType.isEmpty { record.mimeType = mimeType }
             if record.fileName == nil {
                 record.fileName =
-                    record.preferredFileName.flatMap(FileNameSanitizer.clean)
+                    record.preferredFileName.flatMap(FileNameSanitizer.cleanChosen)
                     ?? SuggestedFileName.make(
                         contentDisposition: head.headers["Content-Disposition"], effectiveURL: head.effectiveURL,
                         url: entry.url)

@@ -42,6 +42,18 @@ public enum FileNameSanitizer {
         return limited(String(text), to: maximumByteCount)
     }
 
+    /// The safe version of a name the user chose (`DownloadItem.preferredFileName`, `-o`): as
+    /// ``clean(_:)``, except that leading dots stay — who asks for `.hidden` gets a hidden file —
+    /// unless the name would pass for one of the engine's temporary files (`.peregrine-…`).
+    public static func cleanChosen(_ name: String) -> String? {
+        let dots = name.prefix(while: { $0 == "." })
+        guard !dots.isEmpty, !name.contains(where: { $0 == "/" || $0 == "\\" }) else { return clean(name) }
+        guard let rest = clean(String(name.dropFirst(dots.count))) else { return nil }
+        let chosen = dots + rest
+        guard !chosen.hasPrefix(".peregrine-") else { return rest }
+        return limited(String(chosen), to: maximumByteCount)
+    }
+
     /// `name` cut to at most `byteCount` bytes of UTF-8 at a character boundary, keeping its
     /// extension when the extension is short enough.
     public static func limited(_ name: String, to byteCount: Int) -> String {

@@ -62,6 +62,21 @@ struct FileNamingTests {
         #expect(FileNameSanitizer.sanitize(name, fallback: "..") == "download")
     }
 
+    /// A name the user chose keeps its leading dots, unless it would pass for a temporary file.
+    @Test(arguments: [
+        (".hidden", ".hidden"), ("..two", "..two"), ("plain.bin", "plain.bin"),
+        (".peregrine-0123.part", "peregrine-0123.part"),
+        ("a/.b", "b"), (".\u{301}x", "x"), (". spaced", ".spaced"),
+    ])
+    func aChosenNameKeepsItsLeadingDot(_ name: String, _ expected: String) {
+        #expect(FileNameSanitizer.cleanChosen(name) == expected)
+    }
+
+    @Test(arguments: [".", "..", "...", "./", "\u{0}"])
+    func aChosenNameOfOnlyDotsIsNone(_ name: String) {
+        #expect(FileNameSanitizer.cleanChosen(name) == nil)
+    }
+
     @Test func longNamesAreCutAtACharacterBoundaryKeepingTheExtension() {
         let long = String(repeating: "a", count: 300) + ".pdf"
         let cut = FileNameSanitizer.sanitize(long)

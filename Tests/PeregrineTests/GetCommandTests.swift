@@ -622,6 +622,15 @@ extension GetCommandTests {
         #expect(named.status == 0, "\(named.errorText)")
         #expect(named.text == rig.downloads + "/named.bin\n")
         #expect(try Rig.fileSHA256(rig.downloads + "/named.bin") == digest)
+        // Run again with another name: a download under that name (a hidden one, as asked),
+        // reported by it; the first file stays.
+        let hidden = try await rig.get([url, "-o", ".hidden"])
+        #expect(hidden.status == 0, "\(hidden.errorText)")
+        #expect(hidden.text == rig.downloads + "/.hidden\n")
+        #expect(try Rig.fileSHA256(rig.downloads + "/.hidden") == digest)
+        #expect(try Rig.fileSHA256(rig.downloads + "/named.bin") == digest)
+        let again = try await rig.get([url, "-o", ".hidden"])
+        #expect(again.status == 0 && again.text == rig.downloads + "/.hidden\n", "\(again.errorText)")
 
         let nested = try await rig.get([rig.server.httpURL("/nested.bin"), "--output", "sub/inner.bin"])
         #expect(nested.status == 0, "\(nested.errorText)")
@@ -642,7 +651,7 @@ extension GetCommandTests {
         #expect(rig.visibleFiles == ["named.bin", "sub"], "-o - leaves no file in the directory")
         let withJSON = try await rig.get([url, "-o", "-", "--json"])
         #expect(withJSON.status == 64, "\(withJSON.errorText)")
-        #expect(rig.requests(for: "/o.bin").count == 1)
+        #expect(rig.requests(for: "/o.bin").count == 2, "the same name was fetched again")
         #expect(rig.requests(for: "/piped.bin").count == 1)
     }
 }

@@ -9,8 +9,8 @@ import PeregrineJSONStorage
 import PeregrinePersistence
 import PeregrineVerification
 
-// Docs/GettingStarted.md:259
-func snippetGettingstartedLine259() async throws {
+// Docs/GettingStarted.md:260
+func snippetGettingstartedLine260() async throws {
     let stateDirectory = "/tmp/state"
     let downloadDirectory = "/tmp/downloads"
 
