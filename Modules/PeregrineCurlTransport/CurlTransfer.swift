@@ -152,8 +152,11 @@ final class CurlTransfer: @unchecked Sendable {
         if let first = text.first, first == " " || first == "\t", let last = responseHeaders.fields.last {
             // An obsolete folded line continues the previous field.
             responseHeaders.replaceOrAdd(name: last.name, value: last.value + " " + text.trimmed)
-        } else if let colon = text.firstIndex(of: ":") {
-            responseHeaders.add(name: String(text[..<colon]), value: String(text[text.index(after: colon)...]).trimmed)
+        } else if let colon = text.utf8.firstIndex(of: UInt8(ascii: ":")) {
+            // Over the bytes: `firstIndex(of: Character)` cost ~4,000 instructions a line.
+            responseHeaders.add(
+                name: String(Substring(text.utf8[..<colon])),
+                value: String(Substring(text.utf8[text.utf8.index(after: colon)...])).trimmed)
         }
         return true
     }

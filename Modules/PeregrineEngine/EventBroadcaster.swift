@@ -19,7 +19,11 @@ package final class EventBroadcaster<Event: Sendable>: Sendable {
 
     private struct Subscribers {
         var next: UInt64 = 0
-        var continuations: [UInt64: AsyncStream<Event>.Continuation] = [:]
+        var continuations: [UInt64: AsyncStream<Event>.Continuation] = [:] {
+            didSet { open = Array(continuations.values) }
+        }
+        /// The values of `continuations`, made once per change of them rather than once per batch.
+        var open: [AsyncStream<Event>.Continuation] = []
         /// Events held back for an open ``Hold``, delivered before any later event.
         var held: [Event] = []
         /// Batches waiting to be handed over, in order.
@@ -29,11 +33,13 @@ package final class EventBroadcaster<Event: Sendable>: Sendable {
 
         /// Queues the held events, then `events`.
         mutating func enqueue(_ events: [Event]) {
-            var all = held
-            held = []
-            all += events
-            guard !all.isEmpty, !continuations.isEmpty else { return }
-            pending.append(Batch(events: all, continuations: Array(continuations.values)))
+            var all = events
+            if !held.isEmpty {
+                all = held + events
+                held = []
+            }
+            guard !all.isEmpty, !open.isEmpty else { return }
+            pending.append(Batch(events: all, continuations: open))
         }
 
         /// Whether the caller is to hand the pending batches over (nobody else is at it).
@@ -116,7 +122,7 @@ package final class EventBroadcaster<Event: Sendable>: Sendable {
             subscribers.enqueue([])
             if !subscribers.continuations.isEmpty {
                 subscribers.pending.append(
-                    Batch(events: [], continuations: Array(subscribers.continuations.values), finishes: true))
+                    Batch(events: [], continuations: subscribers.open, finishes: true))
             }
             subscribers.continuations.removeAll()
             return subscribers.takeHandingOver()
