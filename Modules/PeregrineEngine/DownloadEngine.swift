@@ -154,7 +154,7 @@ public final class DownloadEngine: Sendable {
     func perform<Result: Sendable>(_ body: (inout EngineState, inout Effects) -> Result) -> Result {
         let (result, effects) = state.withLock { state -> (Result, Effects) in
             var effects = Effects()
-            effects.tracksRecords = configuration.recordObserver != nil
+            effects.tracksRecords = configuration.recordObserver != nil || configuration.sectionObserver != nil
             let result = body(&state, &effects)
             finish(&state, &effects)
             broadcaster.yield(effects.events)
@@ -174,8 +174,9 @@ public final class DownloadEngine: Sendable {
             guardCount += 1
             fillSlots(list, &state, &effects)
         }
-        let records = configuration.recordObserver != nil && !effects.dirtyKeys.isEmpty
-        let events = configuration.eventObserver != nil && !effects.events.isEmpty
+        let whole = configuration.sectionObserver != nil
+        let records = (whole || configuration.recordObserver != nil) && !effects.dirtyKeys.isEmpty
+        let events = (whole || configuration.eventObserver != nil) && !effects.events.isEmpty
         guard records || events else { return }
         // One number per section: a task appears once in a section, so its changes still
         // carry increasing numbers.
@@ -192,7 +193,22 @@ public final class DownloadEngine: Sendable {
 
     private func run(_ effects: Effects) {
         var callbacks = effects.callbacks
-        if let section = effects.section, let observer = configuration.eventObserver,
+        var handedOver = false
+        if let observer = configuration.sectionObserver, let section = effects.section {
+            // First, before this thread commands or launches anything that could make a later
+            // section on it: a later section waits for this one. After the directory's sync: a
+            // record never names a file the directory may lose.
+            if effects.syncDirectory { directory.synchronize() }
+            let leftovers = effects.leftoverLinks
+            let whenDurable: (@Sendable () -> Void)? =
+                leftovers.isEmpty ? nil : { @Sendable [weak self] () -> Void in self?.removeLeftoverLinks(leftovers) }
+            if let afterwards = observer.engineDidCommit(
+                section: section, events: effects.events, changes: effects.recordChanges, whenDurable: whenDurable)
+            {
+                callbacks.append(afterwards)
+            }
+            handedOver = true
+        } else if let section = effects.section, let observer = configuration.eventObserver,
             let afterwards = observer.engineDidEmit(effects.events, section: section)
         {
             callbacks.append(afterwards)
@@ -202,18 +218,20 @@ public final class DownloadEngine: Sendable {
         }
         for attempt in effects.launches { launch(attempt) }
         for timer in effects.timers { clock.schedule(timer.delay, timer.work) }
-        if effects.syncDirectory { directory.synchronize() }
-        let leftovers = effects.leftoverLinks
-        if let observer = configuration.recordObserver, !effects.recordChanges.isEmpty {
-            if leftovers.isEmpty {
-                observer.engineDidChange(effects.recordChanges)
-            } else {
-                observer.engineDidChange(effects.recordChanges) { [weak self] in
-                    self?.removeLeftoverLinks(leftovers)
+        if !handedOver {
+            if effects.syncDirectory { directory.synchronize() }
+            let leftovers = effects.leftoverLinks
+            if let observer = configuration.recordObserver, !effects.recordChanges.isEmpty {
+                if leftovers.isEmpty {
+                    observer.engineDidChange(effects.recordChanges)
+                } else {
+                    observer.engineDidChange(effects.recordChanges) { [weak self] in
+                        self?.removeLeftoverLinks(leftovers)
+                    }
                 }
+            } else if !leftovers.isEmpty {
+                removeLeftoverLinks(leftovers)
             }
-        } else if !leftovers.isEmpty {
-            removeLeftoverLinks(leftovers)
         }
         for callback in callbacks { callback() }
     }

@@ -68,6 +68,10 @@ extension DownloadEngine {
         /// Receives every event synchronously, in order (a facade); nil for none. The
         /// ``DownloadEngine/events()`` sequences get them either way.
         public var eventObserver: (any EngineEventObserver)?
+        /// Receives each locked section's events and record changes in one hand-over (the
+        /// persistent queue, which orders sections across threads); nil for none. When set, the
+        /// engine calls it instead of ``recordObserver`` and ``eventObserver``.
+        package var sectionObserver: (any EngineSectionObserver)?
         /// Classifies files; `FileKind.other` for every file by default.
         public var fileKindClassifier: FileKindClassifier
         /// Where the engine logs.

@@ -122,6 +122,21 @@ public protocol EngineEventObserver: Sendable {
     func engineDidEmit(_ events: [EngineEvent], section: UInt64) -> (@Sendable () -> Void)?
 }
 
+/// Receives each locked section of the engine whole: its number (1, 2, 3…, each once, given
+/// under the engine's lock), its events and its record changes, handed over after the lock on
+/// the thread that made them. An observer that restores the sections' order across threads gets
+/// a section's records in order with its events, and every section's after the ones before it.
+package protocol EngineSectionObserver: Sendable {
+    /// A section's events and record changes (either may be empty). `whenDurable`, when given,
+    /// runs once the changes are durable (see ``TaskRecordObserver``). With record changes, it
+    /// returns once they are recorded. It returns what the engine runs afterwards, with its
+    /// callbacks.
+    func engineDidCommit(
+        section: UInt64, events: [EngineEvent], changes: [TaskRecordChange],
+        whenDurable: (@Sendable () -> Void)?
+    ) -> (@Sendable () -> Void)?
+}
+
 /// Says what kind of file a task downloads: the seam where the thumbnails module's
 /// classification plugs in. The default answers `FileKind.other`.
 public typealias FileKindClassifier = @Sendable (_ fileName: String, _ mimeType: String?) -> FileKind

@@ -16,9 +16,8 @@ import Synchronization
 /// wrong (the engine hands its changes over after releasing its own lock).
 ///
 /// Items run in the order they were handed over, except numbered ones (the engine's sections,
-/// ``submit(section:_:)``), which run in the order of their numbers: one handed over before the
-/// numbers below it waits for them, and whatever is handed over for its number in the meantime
-/// (``submit(after:wait:_:)``) runs right after it. What an item returns runs once the thread has
+/// ``submit(section:wait:_:)``), which run in the order of their numbers: one handed over before
+/// the numbers below it waits for them. What an item returns runs once the thread has
 /// stopped draining, outside the drain: an application's closures, or a call into the engine,
 /// may hand work over again without waiting for themselves.
 ///
@@ -42,9 +41,6 @@ package final class OrderedDrain: Sendable {
         var numbered: [UInt64: [Item]] = [:]
         /// The next number to run.
         var nextSection: UInt64 = 1
-        /// The numbers at or below this one are in `ready` (or ran): later work for them is
-        /// simply ready.
-        var releasedSection: UInt64 = 0
         var draining = false
         /// What items handed over from inside the drain returned: it runs with the drain's own.
         var deferred: [@Sendable () -> Void] = []
@@ -65,7 +61,6 @@ package final class OrderedDrain: Sendable {
         mutating func release() {
             while let items = numbered.removeValue(forKey: nextSection) {
                 ready += items
-                releasedSection = nextSection
                 nextSection += 1
             }
         }
@@ -85,6 +80,9 @@ package final class OrderedDrain: Sendable {
 
     package init() {}
 
+    /// How many numbered items wait for a number below theirs (for tests).
+    package var waitingSections: Int { state.withLock { $0.numbered.count } }
+
     /// Hands `work` over: it runs after everything handed over before it. With `wait`, returns
     /// once it ran.
     package func submit(wait: Bool, _ work: @escaping Work) {
@@ -103,51 +101,33 @@ package final class OrderedDrain: Sendable {
     }
 
     /// Hands over the item numbered `section` (1, 2, 3…, each number once): it runs after the
-    /// items numbered below it. Never waits.
-    package func submit(section: UInt64, _ work: @escaping Work) {
-        let drains = state.withLock { state in
-            let item = Item(work: work, done: nil)
+    /// items numbered below it. With `wait`, returns once it ran — unless this thread is at the
+    /// drain, which runs it in its turn after the current item.
+    package func submit(section: UInt64, wait: Bool, _ work: @escaping Work) {
+        let waits = wait && drainer.load(ordering: .acquiring) != ThreadIdentity.current
+        let (drains, done) = state.withLock { state -> (Bool, Completion?) in
             if section < state.nextSection {
                 // A number handed over twice (never by the engine): no turn to wait for.
-                state.ready.append(item)
-            } else {
-                state.numbered[section, default: []].append(item)
-                state.release()
+                let done = waits && state.draining ? Completion() : nil
+                state.ready.append(Item(work: work, done: done))
+                return (state.claim(), done)
             }
-            return state.claim()
-        }
-        if drains { drain() }
-    }
-
-    /// Hands `work` over to run after the item numbered `section` (handed over already, by
-    /// this thread): right after it when its turn has not come yet, else — or when no item has
-    /// that number — after everything handed over before. With `wait`, returns once it ran.
-    package func submit(after section: UInt64, wait: Bool, _ work: @escaping Work) {
-        if drainer.load(ordering: .acquiring) == ThreadIdentity.current {
-            runInline(work)
-            return
-        }
-        let (drains, done) = state.withLock { state -> (Bool, Completion?) in
-            if section > state.releasedSection, state.numbered[section] != nil {
-                // Its section waits for a number below it: so does this item, run by another
-                // thread.
-                let done = wait ? Completion() : nil
-                state.numbered[section, default: []].append(Item(work: work, done: done))
-                return (false, done)
-            }
-            let done = wait && state.draining ? Completion() : nil
-            state.ready.append(Item(work: work, done: done))
+            // A waiting thread needs a signal unless its item is next and it takes the drain
+            // (then it runs the item itself).
+            let runsItself = section == state.nextSection && !state.draining
+            let done = waits && !runsItself ? Completion() : nil
+            state.numbered[section, default: []].append(Item(work: work, done: done))
+            state.release()
             return (state.claim(), done)
         }
         finish(drains: drains, done: done)
     }
 
+    /// Drains when the thread took the drain; then waits for its item, if it has to (an item
+    /// whose turn had not come when this thread drained runs on another thread).
     private func finish(drains: Bool, done: Completion?) {
-        if drains {
-            drain()
-        } else {
-            done?.wait()
-        }
+        if drains { drain() }
+        done?.wait()
     }
 
     /// Work handed over by an item itself: the drain is this thread's, so it runs now; what it

@@ -39,8 +39,9 @@ public final class PersistentQueue: Sendable {
     private let recorder: StoreRecorder
 
     /// Opens a queue on `store`: loads it and takes its tasks back into a new engine. The
-    /// configuration's `DownloadEngine.Configuration.recordObserver` and
-    /// `DownloadEngine.Configuration.eventObserver` are the queue's own.
+    /// queue observes the engine itself: the configuration's
+    /// `DownloadEngine.Configuration.recordObserver` and `DownloadEngine.Configuration.eventObserver`
+    /// are not used.
     ///
     /// - Throws: ``PersistentQueueError`` when the store cannot be read or the download
     ///   directory cannot be made.
@@ -67,8 +68,9 @@ public final class PersistentQueue: Sendable {
         let recorder = StoreRecorder(
             store: store, logger: configuration.logger, delegate: delegate, drain: drain, killPoint: killPoint)
         var configuration = configuration
-        configuration.recordObserver = recorder
-        configuration.eventObserver = recorder
+        configuration.sectionObserver = recorder
+        configuration.recordObserver = nil
+        configuration.eventObserver = nil
         do {
             engine = try DownloadEngine(transport: transport, configuration: configuration)
         } catch {
@@ -147,10 +149,10 @@ package protocol QueueRecordingDelegate: Sendable {
 }
 
 /// Turns the engine's record changes into store changes and holds endings' events until the
-/// store has them. The engine hands its sections over after its lock, numbered; the recorder's
-/// drain restores their order and does the work — sequencing, the layer's additions, the store
-/// write, publishing — with no lock held across a call into another component.
-final class StoreRecorder: TaskRecordObserver, EngineEventObserver {
+/// store has them. The engine hands each section over whole after its lock, numbered; the
+/// recorder's drain restores their order and does the work — publishing, the layer's additions,
+/// the store write — with no lock held across a call into another component.
+final class StoreRecorder: EngineSectionObserver {
     let broadcaster = EventBroadcaster<EngineEvent>()
     let lastError = Mutex<StoreError?>(nil)
     /// Taken by the drain's items only, one at a time: a lock for `Sendable`, never contended.
@@ -172,33 +174,36 @@ final class StoreRecorder: TaskRecordObserver, EngineEventObserver {
         self.killPoint = killPoint
     }
 
-    func engineDidEmit(_ events: [EngineEvent], section: UInt64) -> (@Sendable () -> Void)? {
-        drain.submit(section: section) { [self] in
-            guard !events.isEmpty else { return nil }
-            return publish(sequencer.withLock { sequencer in events.filter { sequencer.admit($0) } })
+    /// Publishes a section's events (endings held until recorded), then records its changes,
+    /// in the section's turn: every section's after the ones numbered before it, whichever
+    /// thread hands it over first. With changes, returns once they are written (synced when
+    /// durable, unless the calling task runs a ``SyncBatch``); `whenDurable`, when given, runs
+    /// once they are synced (the engine removes placed files' temporary names then).
+    func engineDidCommit(
+        section: UInt64, events: [EngineEvent], changes: [TaskRecordChange],
+        whenDurable: (@Sendable () -> Void)?
+    ) -> (@Sendable () -> Void)? {
+        let batch = changes.isEmpty ? nil : SyncBatch.current
+        drain.submit(section: section, wait: !changes.isEmpty) { [self] in
+            let published =
+                events.isEmpty
+                ? nil : publish(sequencer.withLock { sequencer in events.filter { sequencer.admit($0) } })
+            guard !changes.isEmpty else {
+                guard let whenDurable else { return published }
+                return {
+                    whenDurable()
+                    published?()
+                }
+            }
+            let written = SyncBatch.$current.withValue(batch) { write(changes, engineWaits: whenDurable) }
+            guard let published else { return written }
+            guard let written else { return published }
+            return {
+                published()
+                written()
+            }
         }
         return nil
-    }
-
-    func engineDidChange(_ changes: [TaskRecordChange]) {
-        record(changes, engineWaits: nil)
-    }
-
-    func engineDidChange(_ changes: [TaskRecordChange], whenDurable: @escaping @Sendable () -> Void) {
-        record(changes, engineWaits: whenDurable)
-    }
-
-    /// Records the fresh changes right after their section's events, and returns once they are
-    /// written (synced when durable, unless the calling task runs a ``SyncBatch``); `engineWaits`,
-    /// when given, runs once they are synced (the engine removes placed files' temporary names
-    /// then). Endings (finished, failed) count as recorded once synced, and their events wait
-    /// for it.
-    private func record(_ changes: [TaskRecordChange], engineWaits: (@Sendable () -> Void)?) {
-        let section = changes.map(\.sequence).max() ?? 0
-        let batch = SyncBatch.current
-        drain.submit(after: section, wait: true) { [self] in
-            SyncBatch.$current.withValue(batch) { write(changes, engineWaits: engineWaits) }
-        }
     }
 
     private func write(

@@ -2,15 +2,13 @@ import PeregrineEngine
 import PeregrineStorage
 import Synchronization
 
-/// The bookkeeping every recorder of engine changes needs: the changes of a batch in sequence
-/// order with stale ones dropped (the engine reports from several threads, and the later change
-/// wins), the endings (`finished`, `failed`) each batch announces for the first time, and the
-/// ``EndingGate`` that holds events until the store has those endings.
+/// The bookkeeping every recorder of engine changes needs: the endings (`finished`, `failed`)
+/// each batch of changes announces for the first time, and the ``EndingGate`` that holds events
+/// until the store has those endings.
 ///
 /// Not thread-safe: use it from one thread at a time, in the order the store is written (the
-/// queue's ``OrderedDrain``).
+/// queue's ``OrderedDrain``, which hands it the engine's sections whole and in order).
 package struct RecordSequencer: Sendable {
-    private var sequences: [String: UInt64] = [:]
     /// The state of each task whose last record is an ending: a task's other states are never
     /// compared, and a service holds thousands of paused tasks (48 bytes of state and a slot
     /// each).
@@ -21,54 +19,37 @@ package struct RecordSequencer: Sendable {
 
     /// A batch in order.
     package struct Batch {
-        /// The changes newer than any applied before, in sequence order.
+        /// The changes, in order.
         package var fresh: [TaskRecordChange] = []
-        /// How many new endings of each task the fresh changes carry.
+        /// How many new endings of each task the changes carry.
         package var endings: [String: Int] = [:]
-        /// Held events that may go now (stale endings count as recorded).
+        /// Held events that may go now.
         package var released: [EngineEvent] = []
     }
 
     /// Whether an event may be published now; see ``EndingGate/admit(_:)``.
     package mutating func admit(_ event: EngineEvent) -> Bool { gate.admit(event) }
 
-    /// Orders a batch of changes. A change no newer than one applied for its task is dropped,
-    /// and its ending, if any, is as good as recorded: a later record superseded it.
+    /// Takes a section's changes, in order: counts the endings they announce for the first time
+    /// (a task recorded as failed and then as failed again announces one).
     package mutating func sequence(_ changes: [TaskRecordChange]) -> Batch {
         var batch = Batch()
-        var touched: [String] = []
-        for change in changes.sorted(by: { $0.sequence < $1.sequence }) {
+        batch.fresh = changes
+        for change in changes {
             let url = change.urlString
-            touched.append(url)
-            var ending: DownloadState?
-            if case .upsert(let record) = change.kind {
-                switch record.state {
-                case .finished, .failed: ending = record.state
-                default: break
-                }
-            }
-            if let last = sequences[url], last >= change.sequence {
-                if ending != nil { gate.countRecorded(url, 1) }
-                continue
-            }
-            sequences[url] = change.sequence
             switch change.kind {
-            case .upsert:
-                // The first record seen of a task may already be its ending: changes reported
-                // from two threads can arrive in either order.
-                if let ending {
-                    if endedStates[url] != ending { batch.endings[url, default: 0] += 1 }
-                    endedStates[url] = ending
-                } else if !endedStates.isEmpty {
-                    endedStates[url] = nil
+            case .upsert(let record):
+                switch record.state {
+                case .finished, .failed:
+                    if endedStates[url] != record.state { batch.endings[url, default: 0] += 1 }
+                    endedStates[url] = record.state
+                default:
+                    if !endedStates.isEmpty { endedStates[url] = nil }
                 }
             case .remove:
                 endedStates[url] = nil
             }
-            batch.fresh.append(change)
         }
-        var seen: Set<String> = []
-        for url in touched where seen.insert(url).inserted { batch.released += gate.release(url) }
         return batch
     }
 
