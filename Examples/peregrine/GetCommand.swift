@@ -137,7 +137,13 @@ struct GetCommand: AsyncParsableCommand {
         help: ArgumentHelp(
             "Download each file over up to N connections (1–\(Segmentation.connectionRange.upperBound)), when the server allows ranges.",
             valueName: "n"))
-    var split = 1
+    var splitOption: Int?
+
+    /// The connections for each file: --split, under -x N when both are given.
+    var split: Int {
+        guard let perServer = maxConnectionsPerServer else { return splitOption ?? 1 }
+        return splitOption.map { min($0, perServer) } ?? perServer
+    }
 
     @Option(
         name: [.customShort("k"), .customLong("min-split-size")],
@@ -152,8 +158,31 @@ struct GetCommand: AsyncParsableCommand {
             valueName: "method"))
     var fileAllocation = "falloc"
 
-    @Option(name: [.customShort("x"), .customLong("proxy")], help: "Use this proxy: http://[user:pass@]host:port.")
+    @Option(
+        name: [.customShort("x"), .customLong("proxy")],
+        help: ArgumentHelp(
+            "Use this proxy: http://[user:pass@]host:port (curl's -x). A number instead is aria2c's -x: "
+                + "up to that many connections to the server for each file.",
+            valueName: "proxy"))
     var proxy: String?
+
+    @Option(
+        name: .customLong("max-connection-per-server"),
+        help: ArgumentHelp(
+            "Up to N connections to the server for each file, as aria2c's -x: the --split it sets when --split "
+                + "is not given, and its cap when it is.",
+            valueName: "n"))
+    var maxConnectionsPerServer: Int?
+
+    @Option(
+        name: [.customShort("e"), .customLong("referer")],
+        help: ArgumentHelp("The Referer header, as curl's -e and wget's and aria2c's --referer.", valueName: "url"))
+    var referer: String?
+
+    @Flag(
+        name: [.customShort("c"), .customLong("continue")],
+        help: "Continue partial downloads (accepted for curl, wget and aria2c habits: every rerun continues).")
+    var continues = false
 
     @Flag(help: "Write one JSON object per line on standard output for every event.")
     var json = false
@@ -252,6 +281,29 @@ struct GetCommand: AsyncParsableCommand {
             else {
                 throw ValidationError("--header takes NAME: VALUE on one line, not \(header.prefix(60))")
             }
+        }
+        // -x 16 is aria2c's connections per server, -x host:port curl's proxy.
+        if let value = proxy, !value.isEmpty,
+            value.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+        {
+            guard maxConnectionsPerServer == nil else {
+                throw ValidationError("-x \(value) and --max-connection-per-server both set the connections per server")
+            }
+            maxConnectionsPerServer = Int(value)
+            proxy = nil
+        }
+        if let perServer = maxConnectionsPerServer {
+            guard Segmentation.connectionRange.contains(perServer) else {
+                throw ValidationError(
+                    "--max-connection-per-server (-x N) takes 1 to \(Segmentation.connectionRange.upperBound), not \(perServer)"
+                )
+            }
+        }
+        if let referer {
+            guard (try? DownloadURL(referer)) != nil else {
+                throw ValidationError("--referer takes an http or https URL, not \(referer.prefix(80))")
+            }
+            headers.append("Referer: \(referer)")
         }
         if let proxy {
             guard let components = URLComponents(string: proxy), let scheme = components.scheme,

@@ -428,6 +428,30 @@ import Testing
         #expect(stray.status == 64 && stray.errorText.contains("before any URL"), "\(stray.errorText)")
     }
 
+    /// What curl, wget and aria2c users type: -c, -e/--referer, and -x as a number (aria2c's
+    /// connections per server) beside -x as a proxy (curl's).
+    @Test func curlWgetAndAria2cFlagsAreTakenAsTheirUsersMeanThem() async throws {
+        let rig = try await Rig.start()
+        defer { rig.stop() }
+        let digest = try rig.serve("/slow/x.bin", count: 2 << 20, seed: 31)
+        let split = try await rig.get([rig.server.httpURL("/slow/x.bin"), "-x", "4", "-k", "512k", "-c"])
+        #expect(split.status == 0, "\(split.errorText)")
+        #expect(try Rig.fileSHA256(rig.downloads + "/x.bin") == digest)
+        #expect(rig.requests(for: "/slow/x.bin").count >= 2, "-x 4 did not split the file")
+
+        let echoed = try await rig.get([rig.server.httpURL("/echo"), "-e", "http://example.com/page", "-o", "e.txt"])
+        #expect(echoed.status == 0, "\(echoed.errorText)")
+        let body = try String(contentsOfFile: rig.downloads + "/e.txt", encoding: .utf8)
+        #expect(body.hasSuffix("|http://example.com/page"), "\(body)")
+
+        let proxied = try await rig.get([rig.server.httpURL("/p.bin"), "-x", "http://127.0.0.1:9", "--retry", "0"])
+        #expect(proxied.status == 2, "-x with a URL is the proxy: \(proxied.errorText)")
+        let tooMany = try await rig.get([rig.server.httpURL("/p.bin"), "-x", "65"])
+        #expect(tooMany.status == 64 && tooMany.errorText.contains("-x N"), "\(tooMany.errorText)")
+        let badReferer = try await rig.get([rig.server.httpURL("/p.bin"), "--referer", "not a url"])
+        #expect(badReferer.status == 64 && badReferer.errorText.contains("--referer"), "\(badReferer.errorText)")
+    }
+
     @Test func aBadURLFailsAloneAndTheOthersDownload() async throws {
         let rig = try await Rig.start()
         defer { rig.stop() }

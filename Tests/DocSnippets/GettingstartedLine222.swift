@@ -6,8 +6,8 @@
 import Peregrine
 import PeregrineCurlTransport
 
-// Docs/GettingStarted.md:218
-func snippetGettingstartedLine218() async throws {
+// Docs/GettingStarted.md:222
+func snippetGettingstartedLine222() async throws {
     let configured = DownloadManager.Configuration()
 
     var configuration = configured
