@@ -89,9 +89,7 @@ STORAGE_DIR=$REPO/Benchmarks/StorageBenchmark
 build() {  # build LOG DIR ARGS...
     local log=$WORK/logs/$1 dir=$2; shift 2
     note "building in ${dir#"$REPO"/}: swift build $*"
-    # A package that depends on this one by path keeps its build plan, and with it the list of
-    # the library's files: a file added since would be missing (an unresolved name, or old code).
-    [[ $dir == "$REPO" ]] || rm -f "$dir"/.build/*.yaml
+    [[ $dir == "$REPO" ]] || forget_build_plan "$dir"
     (cd "$dir" && swift build "$@") >"$log" 2>&1 || { tail -n 40 "$log" >&2; die "build failed (log: $log)"; }
 }
 if [[ $BUILD -eq 1 ]]; then

@@ -14,6 +14,10 @@
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
+# A package that depends on this repository by path keeps its build plan, and with it the list
+# of the library's files: a file added or renamed since would be missing (an unresolved name, or
+# "error opening input file"). Call before building such a package: SwiftPM plans it again.
+forget_build_plan() { rm -f "$1"/.build/*.yaml; }
 die() { printf '%s: error: %s\n' "${SCRIPT_NAME:-benchmark}" "$*" >&2; exit 1; }
 note() { printf '==> %s\n' "$*" >&2; }
 

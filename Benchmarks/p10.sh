@@ -41,6 +41,7 @@ ensure_swift
 PACKAGE="$REPO/Benchmarks/PostgresStoreBenchmark"
 if (( BUILD )); then
     note "building Benchmarks/PostgresStoreBenchmark (FleetBenchmark) in release"
+    forget_build_plan "$PACKAGE"
     swift build -c release --package-path "$PACKAGE" --product FleetBenchmark >&2 || die "the benchmark did not build"
 fi
 BIN=${BIN:-$PACKAGE/.build/release/FleetBenchmark}

@@ -66,6 +66,7 @@ BENCH_DIR=$REPO/Benchmarks/EngineBenchmark
 PEERS_DIR=$REPO/Benchmarks/Peers
 if [[ $BUILD -eq 1 ]]; then
     note "building p2-download (Benchmarks/EngineBenchmark, release)"
+    forget_build_plan "$BENCH_DIR"
     (cd "$BENCH_DIR" && swift build -c release --product p2-download) >"$WORK/logs/build-p2.log" 2>&1 \
         || { tail -n 40 "$WORK/logs/build-p2.log" >&2; die "building p2-download failed"; }
     note "building peregrine (release, --scratch-path .build-bench)"

@@ -51,6 +51,7 @@ done
 command -v swift >/dev/null || die "swift is not on PATH"
 if (( BUILD )); then
     note "building Benchmarks/StorageBenchmark in release"
+    rm -f "$PACKAGE"/.build/*.yaml  # plan again: files added to the library since (see lib.sh)
     swift build -c release --package-path "$PACKAGE" >&2 || die "the benchmark did not build"
 fi
 BIN="$PACKAGE/.build/release/StorageBenchmark"

@@ -85,6 +85,7 @@ PACKAGE="$REPO/Benchmarks/EngineBenchmark"
 BINARY="$PACKAGE/.build/release/EngineBenchmark"
 if (( BUILD )); then
     note "building EngineBenchmark (release)"
+    rm -f "$PACKAGE"/.build/*.yaml  # plan again: files added to the library since (see lib.sh)
     (cd "$PACKAGE" && swift build -c release --scratch-path .build 2>&1 | tail -n 3) >&2
 fi
 [[ -x $BINARY ]] || die "no benchmark binary at $BINARY (run without --no-build)"

@@ -37,6 +37,7 @@ ensure_swift
 PACKAGE="$REPO/Benchmarks/PostgresStoreBenchmark"
 if (( BUILD )); then
     note "building Benchmarks/PostgresStoreBenchmark in release"
+    forget_build_plan "$PACKAGE"
     swift build -c release --package-path "$PACKAGE" >&2 || die "the benchmark did not build"
 fi
 BIN="$PACKAGE/.build/release/PostgresStoreBenchmark"

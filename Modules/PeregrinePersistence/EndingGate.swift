@@ -8,6 +8,10 @@ import PeregrineEngine
 /// the ending is recorded (synced, or superseded by a later record). Not thread-safe: use it
 /// from one thread at a time, in the order of the events (the queue's ``OrderedDrain``).
 package struct EndingGate: Sendable {
+    /// The state of each task whose last record is an ending: a task's other states are never
+    /// compared, and a service holds thousands of paused tasks (48 bytes of state and a slot
+    /// each).
+    private var endedStates: [String: DownloadState] = [:]
     private var parked: [String: [(event: EngineEvent, ending: Int?)]] = [:]
     /// How many endings of each task were announced…
     private var announced: [String: Int] = [:]
@@ -34,6 +38,39 @@ package struct EndingGate: Sendable {
             return false
         }
         return true
+    }
+
+    /// How many endings each task's records in `changes` (a section's, in order) announce for
+    /// the first time: a task recorded as failed, then as failed again, announces one.
+    package mutating func endings(in changes: [TaskRecordChange]) -> [String: Int] {
+        var endings: [String: Int] = [:]
+        for change in changes {
+            let url = change.urlString
+            switch change.kind {
+            case .upsert(let record):
+                switch record.state {
+                case .finished, .failed:
+                    if endedStates[url] != record.state { endings[url, default: 0] += 1 }
+                    endedStates[url] = record.state
+                default:
+                    if !endedStates.isEmpty { endedStates[url] = nil }
+                }
+            case .remove:
+                endedStates[url] = nil
+            }
+        }
+        return endings
+    }
+
+    /// Counts endings as recorded (synced, or never to be) and returns the held events that
+    /// may go now.
+    package mutating func recorded(_ endings: [String: Int]) -> [EngineEvent] {
+        var released: [EngineEvent] = []
+        for (url, count) in endings.sorted(by: { $0.key < $1.key }) {
+            countRecorded(url, count)
+            released += release(url)
+        }
+        return released
     }
 
     /// Counts `count` endings of a task as recorded.

@@ -156,7 +156,7 @@ final class StoreRecorder: EngineSectionObserver {
     let broadcaster = EventBroadcaster<EngineEvent>()
     let lastError = Mutex<StoreError?>(nil)
     /// Taken by the drain's items only, one at a time: a lock for `Sendable`, never contended.
-    private let sequencer = Mutex(RecordSequencer())
+    private let gate = Mutex(EndingGate())
     let drain: OrderedDrain
     private let store: any TaskStore
     private let logger: Logger
@@ -187,7 +187,7 @@ final class StoreRecorder: EngineSectionObserver {
         drain.submit(section: section, wait: !changes.isEmpty) { [self] in
             let published =
                 events.isEmpty
-                ? nil : publish(sequencer.withLock { sequencer in events.filter { sequencer.admit($0) } })
+                ? nil : publish(gate.withLock { gate in events.filter { gate.admit($0) } })
             guard !changes.isEmpty else {
                 guard let whenDurable else { return published }
                 return {
@@ -209,22 +209,20 @@ final class StoreRecorder: EngineSectionObserver {
     private func write(
         _ changes: [TaskRecordChange], engineWaits: (@Sendable () -> Void)?
     ) -> (@Sendable () -> Void)? {
-        let batch = sequencer.withLock { $0.sequence(changes) }
+        let endings = gate.withLock { $0.endings(in: changes) }
         let storeChanges =
-            delegate?.storeChanges(for: batch.fresh)
-            ?? batch.fresh.map { change in
+            delegate?.storeChanges(for: changes)
+            ?? changes.map { change in
                 switch change.kind {
                 case .upsert(let record): .putTask(StoredTask(record))
                 case .remove(let url): .removeTask(urlString: url)
                 }
             }
         let outcome = DurableWrite.write(
-            storeChanges, to: store, endings: batch.endings, engineWaits: engineWaits, killPoint: killPoint,
+            storeChanges, to: store, endings: endings, engineWaits: engineWaits, killPoint: killPoint,
             failed: { [weak self] in self?.failed($0) },
             recorded: { [weak self] in self?.endingsRecorded($0) })
-        var released = batch.released
-        if outcome.endingsRecordedNow { released += sequencer.withLock { $0.recorded(batch.endings) } }
-        let published = publish(released)
+        let published = outcome.endingsRecordedNow ? publish(gate.withLock { $0.recorded(endings) }) : nil
         let waits = outcome.engineWaitsAfterLock ? engineWaits : nil
         guard waits != nil || published != nil else { return nil }
         return { [killPoint] in
@@ -238,7 +236,7 @@ final class StoreRecorder: EngineSectionObserver {
 
     /// The store synced endings (on its own thread): their held events may go, in order.
     private func endingsRecorded(_ endings: [String: Int]) {
-        drain.submit(wait: false) { [self] in publish(sequencer.withLock { $0.recorded(endings) }) }
+        drain.submit(wait: false) { [self] in publish(gate.withLock { $0.recorded(endings) }) }
     }
 
     /// Records a layer's changes (its lists, say), made when their turn comes so that they are

@@ -2,75 +2,12 @@ import PeregrineEngine
 import PeregrineStorage
 import Synchronization
 
-/// The bookkeeping every recorder of engine changes needs: the endings (`finished`, `failed`)
-/// each batch of changes announces for the first time, and the ``EndingGate`` that holds events
-/// until the store has those endings.
-///
-/// Not thread-safe: use it from one thread at a time, in the order the store is written (the
-/// queue's ``OrderedDrain``, which hands it the engine's sections whole and in order).
-package struct RecordSequencer: Sendable {
-    /// The state of each task whose last record is an ending: a task's other states are never
-    /// compared, and a service holds thousands of paused tasks (48 bytes of state and a slot
-    /// each).
-    private var endedStates: [String: DownloadState] = [:]
-    private var gate = EndingGate()
-
-    package init() {}
-
-    /// A batch in order.
-    package struct Batch {
-        /// The changes, in order.
-        package var fresh: [TaskRecordChange] = []
-        /// How many new endings of each task the changes carry.
-        package var endings: [String: Int] = [:]
-        /// Held events that may go now.
-        package var released: [EngineEvent] = []
-    }
-
-    /// Whether an event may be published now; see ``EndingGate/admit(_:)``.
-    package mutating func admit(_ event: EngineEvent) -> Bool { gate.admit(event) }
-
-    /// Takes a section's changes, in order: counts the endings they announce for the first time
-    /// (a task recorded as failed and then as failed again announces one).
-    package mutating func sequence(_ changes: [TaskRecordChange]) -> Batch {
-        var batch = Batch()
-        batch.fresh = changes
-        for change in changes {
-            let url = change.urlString
-            switch change.kind {
-            case .upsert(let record):
-                switch record.state {
-                case .finished, .failed:
-                    if endedStates[url] != record.state { batch.endings[url, default: 0] += 1 }
-                    endedStates[url] = record.state
-                default:
-                    if !endedStates.isEmpty { endedStates[url] = nil }
-                }
-            case .remove:
-                endedStates[url] = nil
-            }
-        }
-        return batch
-    }
-
-    /// Counts endings as recorded (synced, or never to be) and returns the held events that
-    /// may go now.
-    package mutating func recorded(_ endings: [String: Int]) -> [EngineEvent] {
-        var released: [EngineEvent] = []
-        for (url, count) in endings.sorted(by: { $0.key < $1.key }) {
-            gate.countRecorded(url, count)
-            released += gate.release(url)
-        }
-        return released
-    }
-}
-
 /// Records store changes for a batch of engine changes, and tells when what waits on them may go.
 package enum DurableWrite {
     /// What the caller does next, now and afterwards.
     package struct Outcome {
         /// The endings count as recorded now (nothing was written, or the store synced on this
-        /// thread): call ``RecordSequencer/recorded(_:)`` with them now.
+        /// thread): call ``EndingGate/recorded(_:)`` with them now.
         package var endingsRecordedNow = false
         /// The store synced on this thread: run the engine's `whenDurable` afterwards, once the
         /// drain is done.
