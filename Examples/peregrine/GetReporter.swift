@@ -123,7 +123,7 @@ final class GetReporter: Sendable {
         if json {
             emit(object)
         } else if printsPaths {
-            writeToStandardOutput(path + "\n")
+            board.withLineCleared { writeToStandardOutput(path + "\n") }
         }
     }
 

@@ -23,7 +23,8 @@ final class ProgressBoard: Sendable {
         var entries: [Int: Entry] = [:]
         var nextSlot = 0
         var done = 0
-        var lastDraw = ContinuousClock.now - .seconds(1)
+        /// The board's start: a log's first line comes a second later, not at the first byte.
+        var lastDraw = ContinuousClock.now
         var lineWidth = 0
     }
 
@@ -96,6 +97,17 @@ final class ProgressBoard: Sendable {
         state.withLock { _ in if isEnabled { clearLine() } }
     }
 
+    /// Runs `write` (a result on standard output, which may be the same terminal) with the
+    /// progress line cleared, and draws it again after: a path never lands on it.
+    func withLineCleared(_ write: () -> Void) {
+        state.withLock { state in
+            guard isEnabled, isTerminal else { return write() }
+            clearLine()
+            write()
+            if !state.entries.isEmpty { draw(render(state)) }
+        }
+    }
+
     private func render(_ state: State) -> String {
         var received: Int64 = 0
         var expected: Int64 = 0
@@ -110,18 +122,42 @@ final class ProgressBoard: Sendable {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let speed = seconds > 0 ? Double(received) / seconds : 0
         let name = state.entries.count == 1 ? state.entries.values.first!.name : "\(state.entries.count) files"
-        var line = "[\(state.done)/\(total)] \(name)  "
+        var figures = ""
         if knowsTotal, expected > 0 {
-            line += "\(ByteFormat.decimal(Double(received) * 100 / Double(expected), places: 1))%  "
-            line += "\(ByteFormat.size(received)) / \(ByteFormat.size(expected))"
+            figures += "\(ByteFormat.decimal(Double(received) * 100 / Double(expected), places: 1))%  "
+            figures += "\(ByteFormat.size(received)) / \(ByteFormat.size(expected))"
         } else {
-            line += ByteFormat.size(received)
+            figures += ByteFormat.size(received)
         }
-        line += "  \(ByteFormat.size(Int64(speed)))/s"
-        if knowsTotal, expected > received, speed > 0 {
-            line += "  \(Self.remaining(Double(expected - received) / speed)) left"
+        figures += "  \(ByteFormat.size(Int64(speed)))/s"
+        // Not before a second: the first bytes' speed says nothing of the rest.
+        if knowsTotal, expected > received, speed > 0, seconds >= 1 {
+            figures += "  \(Self.remaining(Double(expected - received) / speed)) left"
         }
-        return line
+        return Self.fitted(prefix: "[\(state.done)/\(total)] ", name: name, suffix: "  " + figures, width: columns())
+    }
+
+    /// The line cut to the terminal's width (one column spare, so the cursor never wraps), the
+    /// name shortened in its middle first, then left out: a wrapped line is one `\r` cannot clear.
+    static func fitted(prefix: String, name: String, suffix: String, width: Int?) -> String {
+        let line = prefix + name + suffix
+        guard let width, width > 1, line.count >= width else { return line }
+        let room = width - 1 - prefix.count - suffix.count
+        if room >= 5 {
+            let head = (room - 1) / 2
+            let tail = room - 1 - head
+            return prefix + name.prefix(head) + "…" + name.suffix(tail) + suffix
+        }
+        // No room for a name: the figures matter more.
+        return String((prefix + suffix.drop(while: { $0 == " " })).prefix(width - 1))
+    }
+
+    /// The terminal's width in columns, when standard error is one that says.
+    private func columns() -> Int? {
+        guard isTerminal else { return nil }
+        var size = winsize()
+        guard ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return nil }
+        return Int(size.ws_col)
     }
 
     /// A remaining time for people: "42 s", "3 min 5 s", "2 h 10 min".

@@ -452,6 +452,39 @@ import Testing
         #expect(badReferer.status == 64 && badReferer.errorText.contains("--referer"), "\(badReferer.errorText)")
     }
 
+    /// On a terminal (a pty from `script`, 40 columns): the progress line never wraps (a long
+    /// name is shortened in its middle) and a path on standard output starts a line of its own,
+    /// never glued to the progress line of the downloads still running.
+    @Test func theProgressLineFitsTheTerminalAndAPathGetsItsOwnLine() async throws {
+        let rig = try await Rig.start()
+        defer { rig.stop() }
+        let long = "a-name-much-longer-than-the-forty-columns-of-this-terminal.bin"
+        try rig.serve("/slow/" + long, count: 1_500_000, seed: 41)
+        try rig.serve("/slow/short.bin", count: 300_000, seed: 42)
+        let command =
+            "stty cols 40; exec '\(rig.tool)' get -d '\(rig.downloads)' --state-dir '\(rig.state)' "
+            + "'\(rig.server.httpURL("/slow/" + long))' '\(rig.server.httpURL("/slow/short.bin"))'"
+        let output = try await ChildProcess.run("/usr/bin/script", ["-qec", command, "/dev/null"], allowFailure: true)
+        #expect(output.status == 0, "\(output.text)")
+        let clear = "\u{1B}[2K"
+        let drawn = output.text.components(separatedBy: clear).dropFirst().map { piece in
+            String(piece.prefix { $0 != "\r" && $0 != "\n" })
+        }
+        let progress = drawn.filter { $0.hasPrefix("[") }
+        #expect(!progress.isEmpty, "no progress line was drawn: \(output.text.debugDescription)")
+        for line in progress { #expect(line.count <= 39, "\(line.count) columns: \(line)") }
+        for name in [long, "short.bin"] {
+            // The last mention: the first is the "done" line on standard error.
+            let path = rig.downloads + "/" + name
+            let range = try #require(
+                output.text.range(of: path, options: .backwards), "\(output.text.debugDescription)")
+            let before = output.text[..<range.lowerBound]
+            #expect(
+                before.hasSuffix(clear) || before.hasSuffix("\n") || before.hasSuffix("\r") || before.isEmpty,
+                "the path followed \(String(before.suffix(30)).debugDescription)")
+        }
+    }
+
     @Test func aBadURLFailsAloneAndTheOthersDownload() async throws {
         let rig = try await Rig.start()
         defer { rig.stop() }

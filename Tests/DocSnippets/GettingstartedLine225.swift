@@ -6,8 +6,8 @@
 import Peregrine
 import PeregrineCurlTransport
 
-// Docs/GettingStarted.md:222
-func snippetGettingstartedLine222() async throws {
+// Docs/GettingStarted.md:225
+func snippetGettingstartedLine225() async throws {
     let configured = DownloadManager.Configuration()
 
     var configuration = configured
