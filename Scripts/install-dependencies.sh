@@ -22,6 +22,7 @@ packages=(
     wrk                  # the HTTP load generator of Benchmarks/p9.sh (getGlobalStat throughput)
     postgresql           # PeregrinePostgresStorage's tests and Benchmarks/pgstore.sh: initdb, pg_ctl, postgres
                          # (run as nobody through util-linux's setpriv when the tests run as root)
+    bsdutils             # script(1): the pseudo-terminal of the progress-line test
     ca-certificates
     "$@"
 )
