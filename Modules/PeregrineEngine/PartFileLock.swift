@@ -15,9 +15,10 @@ import Synchronization
 /// finds the file busy and neither cuts, writes nor places it meanwhile, whatever its leases
 /// say.
 ///
-/// A `flock` lock belongs to the open file description, not to the process: it lasts while
-/// this descriptor (or a duplicate) is open, whatever happens to the file's other descriptors,
-/// two transfers in one process exclude each other too, and a crash releases it.
+/// A `flock` lock belongs to the open file description, not to the process: two transfers in
+/// one process exclude each other too, and a crash releases it. It lasts while any descriptor
+/// of that description is open — the sink's own, which this one duplicates, too — so releasing
+/// unlocks before it closes.
 final class PartFileLock: Sendable {
     private let descriptor: Atomic<Int32>
 
@@ -55,10 +56,14 @@ final class PartFileLock: Sendable {
 
     deinit { release() }
 
-    /// Ends the lock (closing the descriptor); later calls do nothing.
+    /// Ends the lock (unlocking and closing the descriptor); later calls do nothing.
     func release() {
         let fd = descriptor.exchange(-1, ordering: .acquiringAndReleasing)
-        if fd >= 0 { _ = close(fd) }
+        guard fd >= 0 else { return }
+        // Closing alone would leave the lock to the sink's descriptor until that one closes,
+        // and a resumed transfer would find its own file busy.
+        _ = flock(fd, LOCK_UN)
+        _ = close(fd)
     }
 
     /// Why a transfer did not start: another writer holds the partial file.
