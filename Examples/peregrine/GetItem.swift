@@ -137,7 +137,9 @@ enum GetInput {
     /// The items of an input file's text; `name` names the file in messages.
     static func items(text: String, name: String) throws(GetUsageError) -> [GetItem] {
         var items: [GetItem] = []
-        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // "\r\n" is one Character in Swift: split on it too, or a Windows file is one line.
+        let lines = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
+        for (index, line) in lines.enumerated() {
             let origin = "\(name):\(index + 1)"
             let isOptionLine = line.first == " " || line.first == "\t"
             let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" })

@@ -414,15 +414,15 @@ import Testing
         let echoed = try String(contentsOfFile: rig.downloads + "/echo.txt", encoding: .utf8)
         #expect(echoed == "from the line|Line-Agent/1.0|http://example.com/from")
 
-        // A wrong checksum on an option line fails that file (7); an option line before any URL
-        // is a malformed file (64).
-        try """
-        \(rig.server.httpURL("/a/one.bin"))
-          out=bad.bin
-          checksum=sha-256=\(String(repeating: "0", count: 64))
-        """.write(toFile: list, atomically: true, encoding: .utf8)
+        // A wrong checksum on an option line fails that file (7), in a file with Windows line
+        // ends too; an option line before any URL is a malformed file (64).
+        try [
+            rig.server.httpURL("/a/one.bin"), "  out=bad.bin",
+            "  checksum=sha-256=\(String(repeating: "0", count: 64))",
+        ].joined(separator: "\r\n").write(toFile: list, atomically: true, encoding: .utf8)
         let mismatch = try await rig.get(["-i", list])
         #expect(mismatch.status == 7, "\(mismatch.errorText)")
+        #expect(!FileManager.default.fileExists(atPath: rig.downloads + "/bad.bin"))
         try "  out=x.bin\n\(rig.server.httpURL("/a/one.bin"))\n".write(toFile: list, atomically: true, encoding: .utf8)
         let stray = try await rig.get(["-i", list])
         #expect(stray.status == 64 && stray.errorText.contains("before any URL"), "\(stray.errorText)")
