@@ -19,6 +19,13 @@ extension DownloadQueue {
             case .restart(let completion): engine.restartTasks(urls, completion: core.deferred(completion))
             case .deleteFiles: engine.deleteFilesOfTasks(urls)
             }
+        switch operation {
+        case .resume, .restart:
+            let handles = core.state.withLock { state in result.changed.flatMap { state.handles[$0] ?? [] } }
+            for handle in handles { handle.rearm() }
+        case .pause, .stop, .deleteFiles:
+            break
+        }
         return result.changed
     }
 

@@ -124,6 +124,16 @@ public final class DownloadTaskHandle: Sendable {
         for waiter in waiters { waiter.resume(returning: .failure(reason)) }
     }
 
+    /// The user resumed or restarted the task: an await waits for its new ending from now on,
+    /// even while the transfer that the stop ended still drains (its `started` comes after).
+    package func rearm() {
+        state.withLock { state in
+            state.outcome = nil
+            state.halt = nil
+            state.expectedHalt = nil
+        }
+    }
+
     /// Says that the operation under way ends the waiting with `reason` once it is done (see
     /// ``halt(_:)``), so that the stop it causes on the way does not end it first.
     package func expectHalt(_ reason: FailureReason) {

@@ -177,6 +177,28 @@ import Testing
         #expect(await again == .stopped)
     }
 
+    /// Resumed while the transfer its stop ended still drains (the mock transport runs nothing
+    /// until told), a task is awaited again at once: the await waits for the new ending rather
+    /// than ending with the stop.
+    @Test func anAwaitRightAfterAResumeWaitsForTheNewEnding() async throws {
+        let h = try ManagerHarness()
+        h.server.setRoute(
+            MockRoute.file(MockBody.generated(seed: 5, count: 500_000), entityTag: .fixed("\"e\""))
+                .throttled(toBytesPerSecond: 100_000),
+            for: "/r.bin")
+        let handle = try h.manager.download(h.url("/r.bin"))
+        h.transport.advance(by: .seconds(1))
+        _ = try h.manager.stopTasks([h.url("/r.bin")])
+        #expect(await Self.code(ofAwaiting: handle) == .stopped)
+        _ = try h.manager.resumeTasks([h.url("/r.bin")])
+        async let again = Self.code(ofAwaiting: handle)
+        for _ in 0..<60_000 where handle.waiterCount < 1 { try await Task.sleep(for: .milliseconds(1)) }
+        try #require(handle.waiterCount == 1, "the await after the resume ended with the stop")
+        h.runUntilIdle()
+        #expect(await again == nil)
+        #expect(h.state(h.url("/r.bin")) == .finished)
+    }
+
     /// A task moved to the trash is stopped on the way; when the stop's event reaches the
     /// handle first (from another thread, before the trashing operation ends), the await still
     /// ends with the trash, once the operation is done.
