@@ -26,8 +26,8 @@
         public func setCustomThumbnail(
             _ thumbnail: Thumbnail, forTask urlString: String, cacheInMemoryOnly: Bool
         ) throws(DownloadManagerError) {
-            core.gate.enter()
-            defer { core.gate.leave() }
+            core.coordinator.enter()
+            defer { core.coordinator.leave() }
             guard let kind = engine.fileKind(ofTask: urlString) else { throw DownloadManagerError.unknown(urlString) }
             guard kind != .image else {
                 throw DownloadManagerError(.invalidState, "\(urlString) is an image: it is its own thumbnail")
@@ -42,8 +42,8 @@
         /// Removes a task's custom thumbnail and returns it (SDE's `removeCustomThumbnailForTask(_:)`).
         @discardableResult
         public func removeCustomThumbnailForTask(_ urlString: String) -> Thumbnail? {
-            core.gate.enter()
-            defer { core.gate.leave() }
+            core.coordinator.enter()
+            defer { core.coordinator.leave() }
             return thumbnailer.removeCustomThumbnailForTask(urlString)
         }
 

@@ -37,7 +37,9 @@ public final class DownloadEngine: Sendable {
     /// The transport transfers run on.
     public let transport: any Transport
     let configuration: Configuration
-    let state: Mutex<EngineState>
+    /// The engine's state, touched only in steps of its coordinator (its own, or the queue's
+    /// that the engine is part of).
+    let state: Coordinated<EngineState>
     let broadcaster = EventBroadcaster<EngineEvent>()
     /// The verifier in use: the configured one, else checksum verification unless it is off.
     let verifier: (any TaskFileVerifier)?
@@ -56,7 +58,15 @@ public final class DownloadEngine: Sendable {
     /// Creates an engine; nothing is downloaded until tasks are added.
     ///
     /// - Throws: ``EngineError`` when the download directory cannot be created.
-    public init(transport: any Transport, configuration: Configuration) throws(EngineError) {
+    public convenience init(transport: any Transport, configuration: Configuration) throws(EngineError) {
+        try self.init(transport: transport, configuration: configuration, coordinator: Coordinator())
+    }
+
+    /// Creates an engine whose steps are steps of `coordinator`: a layer that keeps state of its
+    /// own beside the engine's (a queue's lists) makes it one with the engine's this way.
+    package init(
+        transport: any Transport, configuration: Configuration, coordinator: Coordinator
+    ) throws(EngineError) {
         directory = try DownloadDirectory(path: configuration.directory)
         self.transport = transport
         self.configuration = configuration
@@ -67,14 +77,14 @@ public final class DownloadEngine: Sendable {
         finishing =
             transport.eventsShareOneThread
             ? BlockingWorkPool(maxThreads: Self.finishingThreads) : nil
-        state = Mutex(
+        state = Coordinated(
             EngineState(
                 defaultLimit: configuration.maxDownloadCount,
                 pauseBySuspending: configuration.pauseDownloadBySuspendingSessionTask,
                 downloadNewFileImmediately: configuration.downloadNewFileImmediately,
                 hiddenFileExtension: configuration.hiddenFileExtension,
                 conflictPolicy: configuration.conflictPolicy,
-                tracker: ActivityTracker(window: configuration.activityWindow)))
+                tracker: ActivityTracker(window: configuration.activityWindow)), coordinator: coordinator)
     }
 
     /// The most threads finishing transfers at once: enough that one large file's `fsync` (which
@@ -146,13 +156,15 @@ public final class DownloadEngine: Sendable {
 
     // MARK: Locked sections
 
-    /// Runs `body` under the lock, then what it decided, after the lock: the observers get the
-    /// section's events and record changes (numbered, so that they can restore the order across
-    /// threads), transfers are controlled and started, and handlers called. The engine's own
-    /// event stream gets the events under the lock, in order.
+    /// Runs `body` as a step of the coordinator, then what it decided, once the outermost step
+    /// ends: the observers get the section's events and record changes (numbered, so that they
+    /// can restore the order across threads), transfers are controlled and started, and
+    /// handlers called. The engine's own event stream gets the events in the step, in order.
     @discardableResult
     func perform<Result: Sendable>(_ body: (inout EngineState, inout Effects) -> Result) -> Result {
-        let (result, effects) = state.withLock { state -> (Result, Effects) in
+        let coordinator = state.coordinator
+        coordinator.enter()
+        let (result, effects) = state.withinStep { state -> (Result, Effects) in
             var effects = Effects()
             effects.tracksRecords = configuration.recordObserver != nil || configuration.sectionObserver != nil
             let result = body(&state, &effects)
@@ -161,9 +173,21 @@ public final class DownloadEngine: Sendable {
             if !effects.recordChanges.isEmpty { unrecordedSections.add(1, ordering: .relaxed) }
             return (result, effects)
         }
+        if coordinator.endsWithEmptyOutbox {
+            coordinator.leave()
+            runAndCount(effects)
+        } else {
+            // Nested in a larger step (a queue's operation): its effects wait for that step's
+            // end, after what it decided before.
+            coordinator.afterStep { [self] in runAndCount(effects) }
+            coordinator.leave()
+        }
+        return result
+    }
+
+    private func runAndCount(_ effects: Effects) {
         run(effects)
         if !effects.recordChanges.isEmpty { unrecordedSections.subtract(1, ordering: .releasing) }
-        return result
     }
 
     /// The end of every locked section: fill freed slots, then collect the record changes and

@@ -139,7 +139,7 @@ package final class OrderedDrain: Sendable {
 
     /// Runs ready items until there are none, then what they returned. It never stops while
     /// items are ready: a thread waiting for its item may hold what one of those closures needs
-    /// (an application's closure calling an operation needs the operation gate), so the closures
+    /// (an application's closure calling an operation needs a step of the coordinator), so the closures
     /// run only once every waiting item has run.
     private func drain() {
         drainer.store(ThreadIdentity.current, ordering: .releasing)

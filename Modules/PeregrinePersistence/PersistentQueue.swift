@@ -63,7 +63,7 @@ public final class PersistentQueue: Sendable {
     package init(
         transport: any Transport, configuration: DownloadEngine.Configuration, store: any TaskStore,
         snapshot: StoreSnapshot, delegate: (any QueueRecordingDelegate)? = nil, drain: OrderedDrain = OrderedDrain(),
-        killPoint: StaticString = "queue.durable"
+        killPoint: StaticString = "queue.durable", coordinator: Coordinator = Coordinator()
     ) throws(PersistentQueueError) {
         let recorder = StoreRecorder(
             store: store, logger: configuration.logger, delegate: delegate, drain: drain, killPoint: killPoint)
@@ -72,7 +72,7 @@ public final class PersistentQueue: Sendable {
         configuration.recordObserver = nil
         configuration.eventObserver = nil
         do {
-            engine = try DownloadEngine(transport: transport, configuration: configuration)
+            engine = try DownloadEngine(transport: transport, configuration: configuration, coordinator: coordinator)
         } catch {
             throw .engine(error)
         }
@@ -135,9 +135,9 @@ public enum PersistentQueueError: Error, Sendable, CustomStringConvertible {
 }
 
 /// What a layer over a ``PersistentQueue`` adds to its recording. The recorder calls it from
-/// its ``OrderedDrain`` — one call at a time, in the order of the engine's changes, with no lock
-/// of the queue or the engine held — so it may take its own lock inside; it must never call the
-/// engine or the queue from there.
+/// its ``OrderedDrain`` — one call at a time, in the order of the engine's changes, outside every
+/// step of the engine's coordinator — so it may take a step (or its own lock) inside; it must
+/// never wait there for another thread.
 package protocol QueueRecordingDelegate: Sendable {
     /// The store changes for fresh engine changes, in sequence order.
     func storeChanges(for changes: [TaskRecordChange]) -> [StoreChange]

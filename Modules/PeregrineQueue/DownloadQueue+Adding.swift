@@ -26,8 +26,8 @@ extension DownloadQueue {
         _ urlStrings: [String], in list: DownloadListKey = .default,
         successOrFailHandler: TaskCompletionHandler? = nil
     ) throws(DownloadManagerError) -> [ListIndexPath] {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         return try download(urlStrings.map { DownloadItem($0) }, in: list, successOrFailHandler: successOrFailHandler)
             .locations
     }
@@ -42,8 +42,8 @@ extension DownloadQueue {
         _ items: [DownloadItem], in list: DownloadListKey = .default,
         successOrFailHandler: TaskCompletionHandler? = nil
     ) throws(DownloadManagerError) -> (addition: DownloadAddition, locations: [ListIndexPath]) {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         let manual = core.state.withLock { $0.lists[list]?.sortType == .manual }
         if manual {
             throw DownloadManagerError(
@@ -72,8 +72,8 @@ extension DownloadQueue {
     public func download(
         _ urlString: String, fileName: String? = nil, checksum: String? = nil, in list: DownloadListKey = .default
     ) throws(DownloadManagerError) -> DownloadTaskHandle {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         if let existing = engine.task(urlString)?.urlString ?? existingKey(of: urlString) {
             return try continueExisting(existing)
         }
@@ -126,8 +126,8 @@ extension DownloadQueue {
     /// A handle on an existing task (see ``download(_:fileName:checksum:in:)``); nil for an
     /// unknown URL string. A finished or failed task's handle reports its outcome at once.
     public func handle(forTask urlString: String) -> DownloadTaskHandle? {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         guard engine.task(urlString) != nil else { return nil }
         return makeHandle(forTask: urlString)
     }
@@ -186,8 +186,8 @@ extension DownloadQueue {
     public func insertPlaceholderSectionInManualMode(
         atSection section: Int, withTitle title: String, in list: DownloadListKey = .default
     ) throws(DownloadManagerError) {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         try core.mutateList(list) { (list, _) throws(DownloadListError) in
             (try list.insertPlaceholderSection(at: section, title: title), ())
         }
@@ -204,8 +204,8 @@ extension DownloadQueue {
         _ urlStrings: [String], inManualModeAtSection section: Int, withTitle title: String,
         in list: DownloadListKey = .default
     ) throws(DownloadManagerError) -> [ListIndexPath] {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         try checkManualSection(section, titles: [title], in: list)
         let added = engine.download(urlStrings, in: list).added
         return place(added, in: list) { (list, items) throws(DownloadListError) in
@@ -224,8 +224,8 @@ extension DownloadQueue {
         _ groups: [[String]], inManualModeAtSection section: Int, withTitles titles: [String],
         in list: DownloadListKey = .default
     ) throws(DownloadManagerError) -> [Int] {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         guard titles.count >= groups.count else {
             throw DownloadManagerError(.invalidArgument, "\(groups.count) groups but \(titles.count) titles")
         }
@@ -253,8 +253,8 @@ extension DownloadQueue {
     public func download(
         _ urlStrings: [String], inManualModeAt indexPath: ListIndexPath, in list: DownloadListKey = .default
     ) throws(DownloadManagerError) -> [ListIndexPath] {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         try core.state.withLock { (state) throws(DownloadManagerError) in
             let current = state.lists[list] ?? core.newList()
             guard current.sortType == .manual else {
@@ -298,7 +298,7 @@ extension DownloadQueue {
     ) -> [ListIndexPath] {
         guard !urls.isEmpty else { return [] }
         // The queue reported each new task's latest record (``ManagerState/unlisted``) before
-        // the engine's call returned; the engine is asked, outside the state lock, only when it
+        // the engine's call returned; the engine is asked, outside the list's step, only when it
         // did not yet.
         let missing = core.state.withLock { state in urls.filter { state.unlisted[$0] == nil } }
         var fromEngine: [String: DownloadTaskRecord] = [:]

@@ -33,8 +33,8 @@ extension DownloadQueue {
         urlString: String, partialFile: String, validator: ResumeValidator?, expectedLength: Int64? = nil,
         insertAt location: ListIndexPath? = nil, in list: DownloadListKey = .default
     ) throws(DownloadManagerError) -> ListIndexPath? {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         do {
             _ = try DownloadURL(urlString)
         } catch {

@@ -59,8 +59,8 @@ extension DownloadQueue {
     /// `sortListBy(type:order:)`): manual → predefined drops the titles; predefined → manual
     /// merges all tasks into one placeholder section.
     public func sortListBy(type: ListSortType, order: ListSortOrder = .ascending, in list: DownloadListKey = .default) {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         try? core.mutateList(list) { (list, _) throws(DownloadListError) in
             (list.sortListBy(type: type, order: order), ())
         }
@@ -71,12 +71,12 @@ extension DownloadQueue {
     /// `sortListBy(order:taskTrait:traitAscending:taskAscending:)`): tasks with the same trait
     /// share a section titled by it; nil traits go to a last placeholder section.
     ///
-    /// The closures get URL strings and run without the manager's lock, so they may query the
+    /// The closures get URL strings and run inside the operation (re-entrant), so they may query the
     /// manager (`info(ofTask:about:)`, `fileDisplayName(ofTask:)` …), as SDE's examples do.
     ///
     /// - Throws: ``DownloadManagerError/Code/inconsistentOrdering`` when a predicate is not a
-    ///   strict weak ordering, ``DownloadManagerError/Code/concurrentModification`` when the list
-    ///   changed meanwhile; the list is unchanged then.
+    ///   strict weak ordering, ``DownloadManagerError/Code/concurrentModification`` when a
+    ///   predicate changed the list; the list is unchanged then.
     public func sortListBy(
         order: ListSortOrder,
         taskTrait: ((_ urlString: String) -> String?)? = nil,
@@ -84,8 +84,8 @@ extension DownloadQueue {
         taskAscending: (_ first: String, _ second: String) -> Bool,
         in list: DownloadListKey = .default
     ) throws(DownloadManagerError) {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         let (original, generation) = core.state.withLock { ($0.lists[list] ?? core.newList(), $0.listGeneration) }
         var copy = original
         let change: ListChange
@@ -104,7 +104,7 @@ extension DownloadQueue {
         }
         let sorted = copy
         let raced = try core.mutateList(list) { (current, state) throws(DownloadListError) -> (ListChange, Bool) in
-            // Another change came in while the predicates ran without the lock: sorting the copy
+            // A predicate changed the list (through the manager, re-entrant): sorting the copy
             // would undo it.
             guard state.listGeneration == generation else { return (ListChange(), true) }
             current = sorted
@@ -138,8 +138,8 @@ extension DownloadQueue {
 
     /// Sets which predefined types of a list are sectioned, sorting again when needed.
     public func setSectioning(_ sectioning: ListSectioning, in list: DownloadListKey = .default) {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         try? core.mutateList(list) { (list, _) throws(DownloadListError) in
             (list.setSectioning(sectioning), ())
         }
@@ -161,8 +161,8 @@ extension DownloadQueue {
     public func moveTask(
         at indexPath: ListIndexPath, to newIndexPath: ListIndexPath, in list: DownloadListKey = .default
     ) throws(DownloadManagerError) {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         try core.mutateList(list) { (list, _) throws(DownloadListError) in
             (try list.moveTask(at: indexPath, to: newIndexPath), ())
         }
@@ -176,8 +176,8 @@ extension DownloadQueue {
     public func moveTasks(inSection section: Int, to newSection: Int, in list: DownloadListKey = .default)
         throws(DownloadManagerError)
     {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         try core.mutateList(list) { (list, _) throws(DownloadListError) in
             (try list.moveTasks(inSection: section, to: newSection), ())
         }
@@ -192,8 +192,8 @@ extension DownloadQueue {
     public func changeTitleOfSection(_ section: Int, to newTitle: String, in list: DownloadListKey = .default)
         throws(DownloadManagerError)
     {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         try core.mutateList(list) { (list, _) throws(DownloadListError) in
             (try list.changeTitleOfSection(section, to: newTitle), ())
         }
@@ -205,8 +205,8 @@ extension DownloadQueue {
     ///   ``DownloadManagerError/Code/sectionOutOfBounds``,
     ///   ``DownloadManagerError/Code/invalidArgument`` (the section holds tasks).
     public func removeEmptySection(_ section: Int, in list: DownloadListKey = .default) throws(DownloadManagerError) {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         try core.mutateList(list) { (list, _) throws(DownloadListError) in
             (try list.removeEmptySection(section), ())
         }
@@ -215,8 +215,8 @@ extension DownloadQueue {
     /// Gives a list its own concurrency limit (Reed's per-list limits), or nil to follow
     /// ``maxDownloadCount``.
     public func setMaxDownloadCount(_ limit: Int?, in list: DownloadListKey) {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         engine.setMaxDownloadCount(limit, in: list)
         core.state.withLock { state in
             state.listLimits[list] = limit

@@ -85,8 +85,8 @@ extension DownloadQueue {
     public func resumeTasks(
         _ urlStrings: [String], successOrFailHandler: TaskCompletionHandler? = nil
     ) throws(DownloadManagerError) -> [String] {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         try requireListed(urlStrings)
         return run(.resume(successOrFailHandler), urlStrings)
     }
@@ -98,8 +98,8 @@ extension DownloadQueue {
     /// - Returns: the tasks paused.
     @discardableResult
     public func pauseTasks(_ urlStrings: [String]) throws(DownloadManagerError) -> [String] {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         try requireListed(urlStrings)
         return run(.pause, urlStrings)
     }
@@ -111,8 +111,8 @@ extension DownloadQueue {
     /// - Returns: the tasks stopped.
     @discardableResult
     public func stopTasks(_ urlStrings: [String]) throws(DownloadManagerError) -> [String] {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         try requireListed(urlStrings)
         return run(.stop, urlStrings)
     }
@@ -126,8 +126,8 @@ extension DownloadQueue {
     public func restartTasks(
         _ urlStrings: [String], successOrFailHandler: TaskCompletionHandler? = nil
     ) throws(DownloadManagerError) -> [String] {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         try requireListed(urlStrings)
         return run(.restart(successOrFailHandler), urlStrings)
     }
@@ -139,8 +139,8 @@ extension DownloadQueue {
     /// - Returns: the tasks whose files were deleted.
     @discardableResult
     public func deleteFilesOfTasks(_ urlStrings: [String]) throws(DownloadManagerError) -> [String] {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         try requireListed(urlStrings)
         let changed = run(.deleteFiles, urlStrings)
         filesDidGo(ofTasks: changed, tasksRemoved: false)
@@ -158,8 +158,8 @@ extension DownloadQueue {
     public func deleteTasks(
         _ urlStrings: [String], keepFinishedFile: Bool = false
     ) throws(DownloadManagerError) -> [String: ListIndexPath] {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         try requireListed(urlStrings)
         return delete(urlStrings, keepFinishedFile: keepFinishedFile)
     }
@@ -174,8 +174,8 @@ extension DownloadQueue {
     public func resumeTasks(
         at indexPaths: [ListIndexPath], in list: DownloadListKey = .default
     ) throws(DownloadManagerError) -> [ListIndexPath] {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         return locations(of: run(.resume(nil), try urls(at: indexPaths, in: list)))
     }
 
@@ -184,8 +184,8 @@ extension DownloadQueue {
     public func pauseTasks(
         at indexPaths: [ListIndexPath], in list: DownloadListKey = .default
     ) throws(DownloadManagerError) -> [ListIndexPath] {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         return locations(of: run(.pause, try urls(at: indexPaths, in: list)))
     }
 
@@ -194,8 +194,8 @@ extension DownloadQueue {
     public func stopTasks(
         at indexPaths: [ListIndexPath], in list: DownloadListKey = .default
     ) throws(DownloadManagerError) -> [ListIndexPath] {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         return locations(of: run(.stop, try urls(at: indexPaths, in: list)))
     }
 
@@ -204,8 +204,8 @@ extension DownloadQueue {
     public func restartTasks(
         at indexPaths: [ListIndexPath], in list: DownloadListKey = .default
     ) throws(DownloadManagerError) -> [ListIndexPath] {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         return locations(of: run(.restart(nil), try urls(at: indexPaths, in: list)))
     }
 
@@ -214,8 +214,8 @@ extension DownloadQueue {
     public func deleteFilesOfTasks(
         at indexPaths: [ListIndexPath], in list: DownloadListKey = .default
     ) throws(DownloadManagerError) -> [ListIndexPath] {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         let changed = run(.deleteFiles, try urls(at: indexPaths, in: list))
         filesDidGo(ofTasks: changed, tasksRemoved: false)
         let located = zip(changed, locations(of: changed)).map { ($0, $1) }
@@ -228,8 +228,8 @@ extension DownloadQueue {
     public func deleteTasks(
         at indexPaths: [ListIndexPath], keepFinishedFile: Bool = false, in list: DownloadListKey = .default
     ) throws(DownloadManagerError) -> [String: ListIndexPath] {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         return delete(try urls(at: indexPaths, in: list), keepFinishedFile: keepFinishedFile)
     }
 
@@ -242,8 +242,8 @@ extension DownloadQueue {
     public func resumeTasksInSection(
         _ section: Int, in list: DownloadListKey = .default
     ) throws(DownloadManagerError) -> [ListIndexPath] {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         return locations(of: run(.resume(nil), try urls(inSection: section, in: list)))
     }
 
@@ -252,8 +252,8 @@ extension DownloadQueue {
     public func pauseTasksInSection(
         _ section: Int, in list: DownloadListKey = .default
     ) throws(DownloadManagerError) -> [ListIndexPath] {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         return locations(of: run(.pause, try urls(inSection: section, in: list)))
     }
 
@@ -262,8 +262,8 @@ extension DownloadQueue {
     public func stopTasksInSection(
         _ section: Int, in list: DownloadListKey = .default
     ) throws(DownloadManagerError) -> [ListIndexPath] {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         return locations(of: run(.stop, try urls(inSection: section, in: list)))
     }
 
@@ -272,8 +272,8 @@ extension DownloadQueue {
     public func restartTasksInSection(
         _ section: Int, in list: DownloadListKey = .default
     ) throws(DownloadManagerError) -> [ListIndexPath] {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         return locations(of: run(.restart(nil), try urls(inSection: section, in: list)))
     }
 
@@ -282,8 +282,8 @@ extension DownloadQueue {
     public func deleteFilesOfTasksInSection(
         _ section: Int, in list: DownloadListKey = .default
     ) throws(DownloadManagerError) -> [ListIndexPath] {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         let changed = run(.deleteFiles, try urls(inSection: section, in: list))
         filesDidGo(ofTasks: changed, tasksRemoved: false)
         let located = zip(changed, locations(of: changed)).map { ($0, $1) }
@@ -297,8 +297,8 @@ extension DownloadQueue {
     public func deleteTasksInSection(
         _ section: Int, keepFinishedFile: Bool = false, in list: DownloadListKey = .default
     ) throws(DownloadManagerError) -> [String: ListIndexPath] {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         return delete(try urls(inSection: section, in: list), keepFinishedFile: keepFinishedFile)
     }
 
@@ -310,8 +310,8 @@ extension DownloadQueue {
     /// - Returns: the tasks resumed.
     @discardableResult
     public func resumeAllTasks(underLimit: Bool = true, in list: DownloadListKey = .default) -> [String] {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         if !underLimit { maxDownloadCount = 0 }
         return run(.resume(nil), unfinished(in: list))
     }
@@ -320,16 +320,16 @@ extension DownloadQueue {
     /// ``pauseDownloadBySuspendingSessionTask`` is off (SDE's `pauseAllTasks()`).
     @discardableResult
     public func pauseAllTasks(in list: DownloadListKey = .default) -> [String] {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         return engine.pauseAllTasks(in: list)
     }
 
     /// Stops every downloading and paused task and empties the queue (SDE's `stopAllTasks()`).
     @discardableResult
     public func stopAllTasks(in list: DownloadListKey = .default) -> [String] {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         return engine.stopAllTasks(in: list)
     }
 
@@ -339,8 +339,8 @@ extension DownloadQueue {
     public func deleteAllTasks(
         keepFinishedFile: Bool = false, in list: DownloadListKey = .default
     ) -> [String: ListIndexPath] {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         let urls = core.state.withLock { $0.lists[list]?.downloadList.flatMap { $0 } ?? [] }
         return delete(urls, keepFinishedFile: keepFinishedFile)
     }
@@ -349,8 +349,8 @@ extension DownloadQueue {
     /// `deleteFilesOfAllTasks()`).
     @discardableResult
     public func deleteFilesOfAllTasks(in list: DownloadListKey = .default) -> [String] {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         let urls = core.state.withLock { $0.lists[list]?.downloadList.flatMap { $0 } ?? [] }
         let changed = run(.deleteFiles, urls)
         filesDidGo(ofTasks: changed, tasksRemoved: false)
@@ -360,15 +360,15 @@ extension DownloadQueue {
 
     /// Ends every transfer without changing states (Reed's `shutDown()`, for a logout).
     public func shutDown() {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         engine.shutDown()
     }
 
     /// Starts again after ``shutDown()``.
     public func startUp() {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         engine.startUp()
     }
 
@@ -395,23 +395,23 @@ extension DownloadQueue {
         let removed: [String]
         if trash {
             removed = urls.filter { locations[$0] != nil }
-            // An await on a trashed task ends with the trash, not with the stop on the way there
-            // (whose event may reach the handle from another thread before this operation
-            // ends), and only once the operation is done.
-            let handles = core.state.withLock { state in removed.flatMap { state.handles[$0] ?? [] } }
-            for handle in handles {
-                handle.expectHalt(FailureReason(.inTrash, message: "\(handle.urlString) was moved to the trash"))
-            }
-            if !handles.isEmpty {
-                core.gate.afterOperation {
-                    for handle in handles {
-                        handle.halt(FailureReason(.inTrash, message: "\(handle.urlString) was moved to the trash"))
-                    }
-                }
-            }
             _ = engine.stopTasks(urls)
         } else {
             removed = engine.deleteTasks(urls, keepFinishedFile: keepFinishedFile).changed
+        }
+        // An await ends with the trash or the deletion, not with the stop on the way there, and
+        // only once the operation is done: the engine's events of this step reach the handles
+        // after it (the deletion's finds them gone with the task).
+        let handles = core.state.withLock { state in removed.flatMap { state.handles[$0] ?? [] } }
+        if !handles.isEmpty {
+            let code: FailureReason.Code = trash ? .inTrash : .deleted
+            let reason: @Sendable (DownloadTaskHandle) -> FailureReason = { handle in
+                FailureReason(code, message: "\(handle.urlString) was \(trash ? "moved to the trash" : "deleted")")
+            }
+            for handle in handles { handle.expectHalt(reason(handle)) }
+            core.coordinator.afterStep {
+                for handle in handles { handle.halt(reason(handle)) }
+            }
         }
         // The order of the tasks that stay does not change, and tasks in the trash are stopped:
         // the engine's queue needs no new order (pushing the list's would also undo a queue
@@ -462,7 +462,7 @@ extension DownloadQueue {
             return handler
         }
         guard let handler else { return }
-        core.gate.afterOperation {
+        core.coordinator.afterStep {
             for (index, (url, location)) in deleted.enumerated() {
                 handler(url, location, deleted.count, index + 1)
             }

@@ -121,8 +121,8 @@ extension DownloadQueue {
     /// - Throws: ``DownloadManagerError/Code/notPropertyList`` when a value is not a property-list
     ///   value, ``DownloadManagerError/Code/unknownTask``; nothing changes then.
     public func updateMetaInfo(_ info: [String: Any], forTask urlString: String) throws(DownloadManagerError) {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         var converted: [String: PropertyListValue] = [:]
         for (key, value) in info { converted[key] = try PropertyListValue(converting: value) }
         try updateMetaInfo(converted, forTask: urlString)
@@ -134,8 +134,8 @@ extension DownloadQueue {
     public func updateMetaInfo(
         _ info: [String: PropertyListValue], forTask urlString: String
     ) throws(DownloadManagerError) {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         try updateExtras(of: urlString) { $0.metaInfo.merge(info) { _, new in new } }
         core.announce([.metaInfoChanged(urlString)])
     }
@@ -188,8 +188,8 @@ extension DownloadQueue {
     ///   ``DownloadManagerError/Code/unknownTask`` for a task not in a list (the trash does not
     ///   count); nothing changes then.
     public func changeDisplayNameOfTask(_ urlString: String, to newDisplayName: String) throws(DownloadManagerError) {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         guard !newDisplayName.isEmpty else {
             throw DownloadManagerError(.invalidArgument, "a display name cannot be empty")
         }
@@ -199,7 +199,7 @@ extension DownloadQueue {
         core.announce([.displayNameChanged(urlString)])
     }
 
-    /// Changes a task's extras under the lock; then the engine reports the task's record again,
+    /// Changes a task's extras in a step; then the engine reports the task's record again,
     /// so that the queue stores it with them and its list re-places it.
     private func updateExtras(of urlString: String, _ body: (inout TaskExtras) -> Void) throws(DownloadManagerError) {
         try core.state.withLock { (state) throws(DownloadManagerError) in

@@ -7,8 +7,8 @@ extension DownloadQueue {
     public var overallSpeedLimit: SpeedLimit? {
         get { engine.overallSpeedLimit }
         set {
-            core.gate.enter()
-            defer { core.gate.leave() }
+            core.coordinator.enter()
+            defer { core.coordinator.leave() }
             engine.overallSpeedLimit = newValue
             core.state.withLock { $0.overallSpeedLimit = .some(newValue) }
             core.recordConfiguration()
@@ -23,8 +23,8 @@ extension DownloadQueue {
     /// - Returns: whether the task exists.
     @discardableResult
     public func setSpeedLimit(_ limit: SpeedLimit?, forTask urlString: String) -> Bool {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         return engine.setSpeedLimit(limit, forTask: urlString)
     }
 
@@ -34,8 +34,8 @@ extension DownloadQueue {
     /// Sets the speed limit shared by all transfers of one list (nil for none); running
     /// transfers follow within 100 ms. Saved with the manager's options.
     public func setSpeedLimit(_ limit: SpeedLimit?, forList list: DownloadListKey) {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         engine.setSpeedLimit(limit, forList: list)
         core.state.withLock { $0.listSpeedLimits[list] = limit }
         core.recordConfiguration()

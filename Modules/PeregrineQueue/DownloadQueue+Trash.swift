@@ -24,8 +24,8 @@ extension DownloadQueue {
         _ urlStrings: [String], toLocation location: ListIndexPath = ListIndexPath(section: 0, item: 0),
         in list: DownloadListKey = .default
     ) throws(DownloadManagerError) -> [ListIndexPath] {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         let rows = try core.mutateList(list) { (list, _) throws(DownloadListError) in
             var change = ListChange()
             if let missing = urlStrings.first(where: { !list.isInTrash($0) }) {
@@ -61,8 +61,8 @@ extension DownloadQueue {
         at indexes: [Int], toLocation location: ListIndexPath = ListIndexPath(section: 0, item: 0),
         in list: DownloadListKey = .default
     ) throws(DownloadManagerError) -> [ListIndexPath] {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         return try restoreToDeleteTasks(try trashURLs(at: indexes, in: list), toLocation: location, in: list)
     }
 
@@ -71,8 +71,8 @@ extension DownloadQueue {
     public func restoreAllToDeleteTasks(
         toLocation location: ListIndexPath = ListIndexPath(section: 0, item: 0), in list: DownloadListKey = .default
     ) throws(DownloadManagerError) -> [ListIndexPath] {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         let urls = toDeleteList(in: list)
         guard !urls.isEmpty else { return [] }
         return try restoreToDeleteTasks(urls, toLocation: location, in: list)
@@ -90,8 +90,8 @@ extension DownloadQueue {
     public func cleanupToDeleteTasks(
         _ urlStrings: [String], in list: DownloadListKey = .default
     ) throws(DownloadManagerError) -> [String: ListIndexPath] {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         var seen: Set<String> = []
         let urls = urlStrings.filter { seen.insert($0).inserted }
         let (rows, keeping) = try core.state.withLock {
@@ -135,8 +135,8 @@ extension DownloadQueue {
     public func cleanupToDeleteTasks(
         at indexes: [Int], in list: DownloadListKey = .default
     ) throws(DownloadManagerError) -> [String: ListIndexPath] {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         return try cleanupToDeleteTasks(try trashURLs(at: indexes, in: list), in: list)
     }
 
@@ -149,8 +149,8 @@ extension DownloadQueue {
     public func cleanupToDeleteTasks(
         from startIndex: Int, to endIndex: Int = Int.max, in list: DownloadListKey = .default
     ) throws(DownloadManagerError) -> [String: ListIndexPath] {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         let count = toDeleteList(in: list).count
         guard startIndex >= 0, startIndex < count, endIndex >= startIndex else {
             throw DownloadManagerError(
@@ -162,8 +162,8 @@ extension DownloadQueue {
     /// Cleans up the whole trash (SDE's `emptyToDeleteList()`).
     @discardableResult
     public func emptyToDeleteList(in list: DownloadListKey = .default) -> [String: ListIndexPath] {
-        core.gate.enter()
-        defer { core.gate.leave() }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
         return (try? cleanupToDeleteTasks(toDeleteList(in: list), in: list)) ?? [:]
     }
 

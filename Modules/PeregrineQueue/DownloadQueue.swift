@@ -84,8 +84,6 @@ open class DownloadQueue: @unchecked Sendable {
 
     package let core: ManagerCore
     /// Serializes pushing list orders to the engine (never held with the core's lock).
-    let orderLock = Mutex(())
-    let lastPushedGeneration = Mutex<[DownloadListKey: UInt64]>([:])
 
     /// Loads `store` synchronously: its tasks come back into an engine on `transport` (interrupted
     /// ones repaired) and its lists are rebuilt, never dropping a task.
@@ -156,7 +154,7 @@ open class DownloadQueue: @unchecked Sendable {
         do {
             queue = try PersistentQueue(
                 transport: transport, configuration: engineConfiguration, store: store, snapshot: snapshot,
-                delegate: core, drain: drain, killPoint: "manager.durable")
+                delegate: core, drain: drain, killPoint: "manager.durable", coordinator: core.coordinator)
         } catch {
             guard case .engine(let error) = error else { throw DownloadManagerError(.storeFailed, "\(error)") }
             throw DownloadManagerError(.directoryUnavailable, "\(error)")
@@ -305,17 +303,15 @@ open class DownloadQueue: @unchecked Sendable {
 
     /// Pushes a list's order to the engine, whose queue follows it.
     func pushOrder(_ key: DownloadListKey) {
-        orderLock.withLock { _ in
-            let (order, generation) = core.state.withLock { state in
-                (state.lists[key].map { $0.downloadList.flatMap { $0 } + $0.toDeleteList } ?? [], state.listGeneration)
-            }
-            let stale = lastPushedGeneration.withLock { pushed in
-                if let last = pushed[key], last == generation { return true }
-                pushed[key] = generation
-                return false
-            }
-            if !stale { engine.setListOrder(order, in: key) }
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
+        let order = core.state.withLock { state -> [String]? in
+            guard let list = state.lists[key] else { return [] }
+            if let last = state.pushedGenerations[key], last == state.listGeneration { return nil }
+            state.pushedGenerations[key] = state.listGeneration
+            return list.downloadList.flatMap { $0 } + list.toDeleteList
         }
+        if let order { engine.setListOrder(order, in: key) }
     }
 
     // MARK: Options
@@ -325,8 +321,8 @@ open class DownloadQueue: @unchecked Sendable {
     public var maxDownloadCount: Int {
         get { engine.maxDownloadCount }
         set {
-            core.gate.enter()
-            defer { core.gate.leave() }
+            core.coordinator.enter()
+            defer { core.coordinator.leave() }
             engine.maxDownloadCount = newValue
             core.state.withLock { $0.maxDownloadCount = newValue }
             core.recordConfiguration()
@@ -355,8 +351,8 @@ open class DownloadQueue: @unchecked Sendable {
     public var isTrashOpened: Bool {
         get { core.state.withLock { $0.isTrashOpened } }
         set {
-            core.gate.enter()
-            defer { core.gate.leave() }
+            core.coordinator.enter()
+            defer { core.coordinator.leave() }
             core.state.withLock { $0.isTrashOpened = newValue }
             core.recordConfiguration()
         }

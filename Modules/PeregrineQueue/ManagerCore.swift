@@ -18,7 +18,7 @@ struct TaskExtras: Sendable, Hashable {
     var isEmpty: Bool { displayName == nil && metaInfo.isEmpty }
 }
 
-/// The manager's state under its lock: the lists and what the manager adds to the engine's
+/// The manager's state, touched only in the coordinator's steps: the lists and what the manager adds to the engine's
 /// records. It holds no copy of the engine's records (the engine's are the only ones), save the
 /// latest of each task added but not listed yet.
 struct ManagerState {
@@ -40,6 +40,8 @@ struct ManagerState {
     var listSpeedLimits: [DownloadListKey: SpeedLimit] = [:]
     /// Increases with every list mutation (a custom sort checks it did not race one).
     var listGeneration: UInt64 = 0
+    /// The ``listGeneration`` whose order each list last gave the engine.
+    var pushedGenerations: [DownloadListKey: UInt64] = [:]
     var handles: [String: [DownloadTaskHandle]] = [:]
     var deleteCompletionHandler: DownloadQueue.DeleteCompletionHandler?
 
@@ -58,22 +60,20 @@ struct ManagerState {
     func isTask(_ url: String) -> Bool { unlisted[url] != nil || listKey(of: url) != nil }
 }
 
-/// The queue's lock-protected state, the store and the event broadcaster; the
-/// ``PersistentQueue`` under the queue calls it back (as its `QueueRecordingDelegate`) from its
-/// ``OrderedDrain`` with the engine's record changes, in sequence order, and the engine's events.
+/// The queue's state, the store and the event broadcaster; the ``PersistentQueue`` under the
+/// queue calls it back (as its `QueueRecordingDelegate`) from its ``OrderedDrain`` with the
+/// engine's record changes, in sequence order, and the engine's events.
 ///
-/// Locks: no component is called while another's lock is held. The engine hands its changes
-/// over after releasing its lock; the drain calls the core with no lock held; the core takes
-/// ``state``'s lock inside and never calls the engine, the queue or the store under it — its
-/// own store writes go through the drain too (``record(_:)``), made when their turn comes. The
-/// operation ``gate`` is taken first, by public operations only (never by a callback), and held
-/// while the operation calls the engine. The application's closures (task handles, handlers)
-/// never run under any lock.
+/// The state is the ``coordinator``'s, which the engine shares: a public operation is one step
+/// (`coordinator.enter()` … `leave()`), the drain's calls are steps of their own. Nothing in a
+/// step waits for another thread: the core's store writes (``record(_:)``) and the
+/// application's closures (task handles, handlers) run from the step's outbox, after it.
 package final class ManagerCore: QueueRecordingDelegate {
     let identifier: String
-    /// Serialises the manager's public operations (see ``OperationGate`` for the lock order).
-    package let gate = OperationGate()
-    let state: Mutex<ManagerState>
+    /// The owner of the manager's state, the engine's and the queue's (see ``Coordinator``):
+    /// each public operation is one step.
+    package let coordinator: Coordinator
+    let state: Coordinated<ManagerState>
     let store: any TaskStore
     /// The queue's drain, which every store write goes through, in order with the engine's.
     package let drain: OrderedDrain
@@ -107,7 +107,9 @@ package final class ManagerCore: QueueRecordingDelegate {
         classifier: FileTypeClassifier, logger: Logger, listClock: @escaping @Sendable () -> Date, calendar: Calendar
     ) {
         self.identifier = identifier
-        self.state = Mutex(state)
+        let coordinator = Coordinator()
+        self.coordinator = coordinator
+        self.state = Coordinated(state, coordinator: coordinator)
         self.store = store
         self.drain = drain
         self.classifier = classifier
@@ -183,7 +185,7 @@ package final class ManagerCore: QueueRecordingDelegate {
         broadcaster.yield(events, holding: hold)
     }
 
-    /// Hands engine events to the subscribers (under the lock, so that events keep their order
+    /// Hands engine events to the subscribers (in a step, so that events keep their order
     /// across threads); the task handles get them after the locks, once the operation of this
     /// thread is done.
     package func publish(_ events: [EngineEvent]) -> (@Sendable () -> Void)? {
@@ -200,7 +202,7 @@ package final class ManagerCore: QueueRecordingDelegate {
             }
         }
         guard !handles.isEmpty else { return nil }
-        return { [gate] in gate.afterOperation { for (handle, event) in handles { handle.deliver(event) } } }
+        return { [coordinator] in coordinator.afterStep { for (handle, event) in handles { handle.deliver(event) } } }
     }
 
     /// Keeps the queue's store failure (the queue logged it).
@@ -209,23 +211,30 @@ package final class ManagerCore: QueueRecordingDelegate {
     }
 
     /// An application's completion handler, run after the operation that caused it (see
-    /// ``OperationGate/afterOperation(_:)``).
+    /// ``Coordinator/afterStep(_:)``).
     func deferred(_ handler: TaskCompletionHandler?) -> TaskCompletionHandler? {
         guard let handler else { return nil }
-        return { [gate] url, result in gate.afterOperation { handler(url, result) } }
+        return { [coordinator] url, result in coordinator.afterStep { handler(url, result) } }
     }
 
     // MARK: The store
 
-    /// Records changes in order with the engine's, through the queue's drain and never under
-    /// the state lock: `changes` is called when their turn comes (it may take the state lock), so
+    /// Records changes in order with the engine's, through the queue's drain, after the calling
+    /// operation's step: `changes` is called when their turn comes (it may read ``state``), so
     /// that a list or the configuration is written as it is then, never older than what another
-    /// thread wrote before. Returns once synced (or by the end of the ``SyncBatch`` the calling
-    /// task runs); a failure is logged and kept in ``lastStoreError``.
+    /// thread wrote before. The operation returns once they are synced (or by the end of the
+    /// ``SyncBatch`` the calling task runs); a failure is logged and kept in ``lastStoreError``.
     package func record(_ changes: @escaping @Sendable () -> [StoreChange]) {
-        drain.record(changes, in: store) { [weak self] error in
-            self?.lastStoreError.withLock { $0 = error }
-            self?.logger.error("store failed to record changes", metadata: ["error": "\(error)"])
+        // After the operation's step: the write may wait for the drain's turn, and the thread
+        // draining may need a step to get there.
+        let batch = SyncBatch.current
+        coordinator.afterStep { [self] in
+            SyncBatch.$current.withValue(batch) {
+                drain.record(changes, in: store) { [weak self] error in
+                    self?.lastStoreError.withLock { $0 = error }
+                    self?.logger.error("store failed to record changes", metadata: ["error": "\(error)"])
+                }
+            }
         }
     }
 
@@ -375,7 +384,7 @@ package final class ManagerCore: QueueRecordingDelegate {
 
     // MARK: List mutations
 
-    /// Runs `body` on a list under the lock; a non-empty change is recorded in the store and
+    /// Runs `body` on a list in a step; a non-empty change is recorded in the store and
     /// announced. Errors of the list model become manager errors, and the list is unchanged.
     func mutateList<Result>(
         _ key: DownloadListKey,
