@@ -35,7 +35,8 @@ struct GetCommand: AsyncParsableCommand {
             existing file. Ctrl-C or SIGTERM stops the transfers, keeps their partial files and exits; kill -9 \
             loses at most the last second of progress. What the next run resumes from is kept in a store under \
             $XDG_STATE_HOME/peregrine/get (~/.local/state/peregrine/get), one per output directory, or in \
-            --state-dir.
+            --state-dir; a run beside another in the same directory keeps its own, which the next run \
+            takes over.
 
             --limit-rate caps each download (all its --split connections together) and --max-overall-limit \
             all of them together, shared fairly; a download under both keeps to the lower. Rates are bytes per \

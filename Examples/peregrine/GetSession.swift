@@ -151,10 +151,12 @@ final class GetSession: Sendable {
             minimumSegmentSize: RateParser.bytesPerSecond(command.minSplitSize) ?? Segmentation().minimumSegmentSize)
         // One store per output directory; a second process on the same directory takes the next.
         var opened: DownloadManager?
+        var ours = ""
         for identifier in GetState.identifiers {
             locked.withLock { $0 = false }
             do {
                 opened = try DownloadManager(identifier: identifier, configuration: configuration)
+                ours = identifier
                 break
             } catch {
                 guard locked.withLock({ $0 }) else { throw error }
@@ -167,6 +169,53 @@ final class GetSession: Sendable {
         // The flag of this run wins over the limit the store kept from the last one.
         manager.maxDownloadCount = command.parallel
         GetState.describe(state, output: directory.path)
+        Self.adoptOtherRuns(into: opened, ours: ours, configuration: configuration, logger: logger)
+    }
+
+    /// Takes over what the other stores of this directory hold and no process has open: runs
+    /// that ran beside another one used the next store, and a rerun must find their finished
+    /// files and resume their partial ones rather than fetch them again under another name.
+    /// The tasks leave the other store only once this one has them durably; a store in use by
+    /// a live process is left alone.
+    private static func adoptOtherRuns(
+        into manager: DownloadManager, ours: String, configuration: DownloadManager.Configuration, logger: Logger
+    ) {
+        // Only stores that exist: opening one makes it.
+        let present = (try? FileManager.default.contentsOfDirectory(atPath: configuration.stateDirectory)) ?? []
+        for identifier in GetState.identifiers where identifier != ours {
+            guard present.contains(where: { $0 == identifier || $0.hasPrefix(identifier + ".") }) else { continue }
+            let store: any TaskStore
+            let snapshot: StoreSnapshot
+            do {
+                store = try configuration.storeFactory(
+                    identifier,
+                    StoreConfiguration(
+                        rootDirectory: configuration.stateDirectory, flushDelay: configuration.flushDelay))
+                snapshot = try store.load()
+            } catch {
+                if error.code != .locked {
+                    logger.warning("cannot read the state of another run", metadata: ["error": "\(error)"])
+                }
+                continue
+            }
+            defer { try? store.close() }
+            guard !snapshot.tasks.isEmpty else { continue }
+            let taken = Set(manager.adoptTasks(of: snapshot))
+            guard !taken.isEmpty else { continue }
+            do {
+                try manager.saveData()
+                var changes = taken.sorted().map { StoreChange.removeTask(urlString: $0) }
+                for (_, list) in snapshot.lists.sorted(by: { $0.key < $1.key }) {
+                    var kept = list
+                    kept.sections = list.sections.map { $0.filter { !taken.contains($0) } }
+                    kept.trash = list.trash.filter { !taken.contains($0) }
+                    changes.append(.putList(kept))
+                }
+                try store.record(changes)
+            } catch {
+                logger.warning("cannot hand over the state of another run", metadata: ["error": "\(error)"])
+            }
+        }
     }
 
     // MARK: Running

@@ -91,4 +91,41 @@ extension DownloadQueue {
         }
         return locations.first
     }
+
+    /// Takes over the tasks of another store of the same download directory — what an earlier
+    /// or parallel run of a program kept there and no process holds now — so that its finished
+    /// files are known and its partial files resume (with `If-Range`) instead of being fetched
+    /// again under another name.
+    ///
+    /// Each task comes back as after a crash of that run (see ``DownloadEngine/restore(_:)``),
+    /// with its display name and meta info, at the end of its list. Tasks this queue already
+    /// has, and records the engine refuses, are left out. The caller removes the taken tasks
+    /// from the other store once this queue's store has them (``saveData()``).
+    ///
+    /// - Returns: the URLs of the tasks taken over.
+    public func adoptTasks(of snapshot: StoreSnapshot) -> [String] {
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
+        // The extras first: the records the restore reports are stored with them.
+        let newExtras = core.state.withLock { state in
+            var added: [String] = []
+            for task in snapshot.tasks where task.displayName != nil || !task.metaInfo.isEmpty {
+                guard !state.isTask(task.urlString), state.extras[task.urlString] == nil else { continue }
+                state.extras[task.urlString] = TaskExtras(displayName: task.displayName, metaInfo: task.metaInfo)
+                added.append(task.urlString)
+            }
+            return added
+        }
+        let restored = engine.restore(snapshot.tasks.map(\.engineRecord)).restored
+        let taken = Set(restored)
+        core.state.withLock { state in
+            for url in newExtras where !taken.contains(url) { state.extras[url] = nil }
+        }
+        var byList: [DownloadListKey: [String]] = [:]
+        for url in restored { byList[engine.task(url)?.record.list ?? .default, default: []].append(url) }
+        for (key, urls) in byList.sorted(by: { $0.key < $1.key }) {
+            place(urls, in: key) { (list, items) throws(DownloadListError) in try list.add(items) }
+        }
+        return restored
+    }
 }

@@ -264,6 +264,47 @@ import Testing
         #expect(h.server.requests(for: "/outer.bin").last?.headers["Range"] == "bytes=20000-")
     }
 
+    /// The tasks of another store of the same directory (a run beside this one) are taken over:
+    /// a finished one with its file and meta info, a stopped one resuming with Range; tasks
+    /// already here are left out.
+    @Test func theTasksOfAnotherStoreOfTheDirectoryAreTakenOver() throws {
+        let first = try ManagerHarness()
+        defer { first.scratch.remove() }
+        first.serve("/done.bin", count: 5_000)
+        let body = MockBody.generated(seed: 3, count: 400_000)
+        first.server.setRoute(
+            MockRoute.file(body, entityTag: .fixed("\"p\"")).throttled(toBytesPerSecond: 100_000), for: "/part.bin")
+        let done = first.url("/done.bin")
+        let part = first.url("/part.bin")
+        try first.manager.download([done, part])
+        try first.manager.updateMetaInfo(["n": .integer(7)], forTask: done)
+        first.transport.advance(by: .seconds(1))
+        #expect(first.state(done) == .finished)
+        try first.manager.stopTasks([part])
+        first.runUntilIdle()
+        let snapshot = first.snapshot
+        first.manager.shutDown()
+
+        let second = try ManagerHarness(scratch: first.scratch, server: first.server)
+        try second.manager.download([second.url("/done.bin")], in: "other")
+        #expect(second.manager.adoptTasks(of: snapshot) == [part])
+        let third = try ManagerHarness(scratch: first.scratch, server: first.server)
+        #expect(Set(third.manager.adoptTasks(of: snapshot)) == [done, part])
+        #expect(third.state(done) == .finished)
+        #expect(third.manager.info(ofTask: done, about: "n") as? Int == 7)
+        #expect(third.manager.downloadList.flatMap { $0 }.sorted() == [done, part])
+        #expect(third.state(part) == .stopped)
+        try third.manager.resumeTasks([part])
+        third.runUntilIdle()
+        #expect(third.state(part) == .finished)
+        let path = try #require(third.manager.filePath(ofTask: part))
+        #expect(FileManager.default.contents(atPath: path).map { [UInt8]($0) } == body.bytes(in: 0..<400_000))
+        #expect(first.server.requests(for: "/part.bin").last?.headers["Range"]?.hasPrefix("bytes=") == true)
+        // What the third took is in its own store.
+        #expect(Set(third.snapshot.tasks.map(\.urlString)) == [done, part])
+        #expect(third.manager.adoptTasks(of: snapshot).isEmpty)
+    }
+
     @Test func outerDownloadInManualModeNeedsALocation() throws {
         let h = try ManagerHarness(manualMode: true)
         defer { h.scratch.remove() }

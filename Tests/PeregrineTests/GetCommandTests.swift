@@ -372,6 +372,76 @@ import Testing
         #expect(found == digests, "a file was overwritten")
     }
 
+    /// Two processes downloading into one directory at once, then a rerun of the second's file:
+    /// the rerun finds it complete (no second GET, no copy under another name), and a second
+    /// process interrupted beside a first one resumes on its rerun.
+    @Test func twoProcessesInOneDirectoryThenARerunFetchNothingTwice() async throws {
+        let rig = try await Rig.start()
+        defer { rig.stop() }
+        let partials: @Sendable () -> [Int64] = {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: rig.downloads)) ?? []
+            return names.filter { $0.hasSuffix(".part") }.compactMap { name in
+                let attributes = try? FileManager.default.attributesOfItem(atPath: rig.downloads + "/" + name)
+                return (attributes?[.size] as? NSNumber)?.int64Value
+            }
+        }
+        /// Starts a run once the one before holds the directory's first store (its part file
+        /// exists): the next run takes the next store.
+        func afterFirstHoldsTheStore() async throws {
+            for _ in 0..<6_000 where partials().isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+        }
+        let one = try rig.serve("/slow/good1.bin", count: 3 << 20, seed: 51)
+        let two = try rig.serve("/slow/good2.bin", count: 1 << 20, seed: 52)
+        async let first = rig.get([rig.server.httpURL("/slow/good1.bin")])
+        try await afterFirstHoldsTheStore()
+        let second = try await rig.get([rig.server.httpURL("/slow/good2.bin")])
+        #expect(second.status == 0, "\(second.errorText)")
+        #expect(try await first.status == 0)
+        let rerun = try await rig.get([rig.server.httpURL("/slow/good2.bin")])
+        #expect(rerun.status == 0, "\(rerun.errorText)")
+        #expect(rig.requests(for: "/slow/good2.bin").count == 1, "the rerun fetched the file again")
+        #expect(rig.visibleFiles == ["good1.bin", "good2.bin"])
+        #expect(try Rig.fileSHA256(rig.downloads + "/good1.bin") == one)
+        #expect(try Rig.fileSHA256(rig.downloads + "/good2.bin") == two)
+
+        // The second process interrupted while the first still runs: its rerun (which opens the
+        // first's store) resumes the partial file with Range, under the file's own name.
+        try rig.serve("/slow/first.bin", count: 3 << 20, seed: 53)
+        let big = try rig.serve("/slow/second.bin", count: 12 << 20, seed: 54)
+        async let firstRun = rig.get([rig.server.httpURL("/slow/first.bin")])
+        try await afterFirstHoldsTheStore()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: rig.tool)
+        process.arguments = [
+            "get", "-d", rig.downloads, "--state-dir", rig.state, "--quiet", rig.server.httpURL("/slow/second.bin"),
+        ]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Only the second's part file grows past 3.5 MiB (the first's file is 3 MiB).
+        let grown = await onOwnThread { () -> Bool in
+            let deadline = Date().addingTimeInterval(60)
+            while Date() < deadline, process.isRunning {
+                if partials().contains(where: { $0 > 7 << 19 }) {
+                    kill(process.processIdentifier, SIGINT)
+                    return true
+                }
+                usleep(5_000)
+            }
+            return false
+        }
+        try #require(grown, "the second download never got 3.5 MiB in")
+        await onOwnThread { process.waitUntilExit() }
+        #expect(process.terminationStatus == 130)
+        #expect(try await firstRun.status == 0)
+        let resumed = try await rig.get([rig.server.httpURL("/slow/second.bin")])
+        #expect(resumed.status == 0, "\(resumed.errorText)")
+        #expect(try Rig.fileSHA256(rig.downloads + "/second.bin") == big)
+        let requests = rig.requests(for: "/slow/second.bin")
+        #expect(requests.count == 2 && requests.last?.contains("\" 206 ") == true, "not resumed: \(requests)")
+        #expect(rig.visibleFiles == ["first.bin", "good1.bin", "good2.bin", "second.bin"])
+    }
+
     /// `-i <(…)`, as aria2c and wget users write it: the list comes through a pipe
     /// (`/dev/fd/63`) whose size nobody knows ahead.
     @Test func anInputListFromAProcessSubstitutionIsRead() async throws {
