@@ -89,7 +89,8 @@ extension DownloadEngine {
             let transfer = SegmentedTransfer(
                 transport: transport, request: request, path: attempt.temporaryPath,
                 startOffset: attempt.startOffset, resumeRecord: keptRanges.isEmpty ? nil : attempt.resumeRecord,
-                segmentation: segmentation, hasher: hasher === discarding ? nil : hasher, mirrors: attempt.mirrors
+                segmentation: segmentation, hasher: hasher === discarding ? nil : hasher, mirrors: attempt.mirrors,
+                now: { [clock] in clock.now() }
             ) { [weak self] event in
                 self?.handle(event, of: attempt)
             }

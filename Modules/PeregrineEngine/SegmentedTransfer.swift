@@ -86,6 +86,9 @@ final class SegmentedTransfer: @unchecked Sendable {
         /// end of its bytes. A closed piece holds no buffers and no descriptor, so a long
         /// download cut into hundreds of pieces costs only the running ones.
         var closedEnd: Int64?
+        /// When (on the transfer's clock) its connection was asked for: with its bytes since,
+        /// the piece's pace.
+        var launchedAt: Duration = .zero
 
         init(index: Int, start: Int64, end: Int64, path: String, source: Int = 0) {
             self.index = index
@@ -165,13 +168,23 @@ final class SegmentedTransfer: @unchecked Sendable {
 
     /// The piece of the first request; the engine sees its file as the attempt's sink.
     let primary: Piece
+    /// The time, for pieces' paces (the engine's clock, virtual in tests).
+    private let now: @Sendable () -> Duration
+
+    /// A running piece is split only when its connection, at its pace so far, would need at
+    /// least this long for the rest: the piece's request then runs past the new end until its
+    /// connection is cut (a socket buffer's worth of bytes sent for nothing), which pays only
+    /// when the time saved is worth it. Connections of one pace end together and split nothing.
+    static let splitWorthwhile: Duration = .seconds(2)
 
     init(
         transport: any Transport, request: TransferRequest, path: String, startOffset: Int64,
         resumeRecord: ResumeRecord?, segmentation: Segmentation, hasher: (any TransferSink)? = nil,
-        mirrors: [DownloadURL] = [], handler: @escaping @Sendable (TransferEvent) -> Void
+        mirrors: [DownloadURL] = [], now: @escaping @Sendable () -> Duration = SegmentedTransfer.monotonicNow,
+        handler: @escaping @Sendable (TransferEvent) -> Void
     ) {
         self.hasher = hasher
+        self.now = now
         hashing = Mutex(HashProgress(end: startOffset))
         self.transport = transport
         self.request = request
@@ -184,6 +197,7 @@ final class SegmentedTransfer: @unchecked Sendable {
         // Until the head tells the length, the first connection may run to the end, or to the
         // first range already on disk.
         primary = Piece(index: 0, start: startOffset, end: ranges.first?.lowerBound ?? .max, path: path)
+        primary.launchedAt = now()
         state.withLock {
             $0.pieces = [primary]
             $0.sources = [Source(url: request.url)] + mirrors.map { Source(url: $0) }
@@ -192,6 +206,12 @@ final class SegmentedTransfer: @unchecked Sendable {
             $0.validator = resumeRecord?.validator
         }
     }
+
+    /// Time since the process's first transfer, for transfers without a clock of their own.
+    static let monotonicNow: @Sendable () -> Duration = {
+        let epoch = ContinuousClock.now
+        return { epoch.duration(to: .now) }
+    }()
 
     /// Bytes already on disk that no piece fetches again.
     private static func keptBytes(_ state: State) -> Int64 { state.kept.reduce(0) { $0 + Int64($1.count) } }
@@ -273,6 +293,9 @@ final class SegmentedTransfer: @unchecked Sendable {
             }
         case .progress:
             deliver(.progress(TransferProgress(receivedBytes: receivedBytes(), expectedBytes: expectedBytes())))
+            // A piece's pace is known only as its bytes come: a free connection may take over
+            // the rest of a slow one now.
+            if segmentation.splits { fillConnections() }
         case .completed(let result):
             pieceEnded(piece, result)
         }
@@ -325,7 +348,15 @@ final class SegmentedTransfer: @unchecked Sendable {
             holes.removeAll { $0.isEmpty }
             // Chunks only help when several connections share the holes out; one connection
             // (a single mirror taking over, say) keeps one request per hole.
-            if hasher != nil, segmentation.splits { holes = Self.chunked(holes, size: hashingChunkSize) }
+            if hasher != nil, segmentation.splits {
+                holes = Self.chunked(holes, size: min(hashingChunkSize, evenPieceSize(of: holes)))
+            } else if segmentation.splits, request.maxReceiveBytesPerSecond == nil {
+                // Every connection asks for its final range at once. Halving running pieces
+                // instead (the way a piece is taken over later) leaves each halved request
+                // running past its new end until the connection is cut: at 16 connections, a
+                // quarter of the file more from the server.
+                holes = Self.chunked(holes, size: evenPieceSize(of: holes))
+            }
             if let first = holes.first, first.lowerBound == startOffset {
                 primary.end = first.upperBound
                 state.queued = Array(holes.dropFirst())
@@ -544,10 +575,12 @@ final class SegmentedTransfer: @unchecked Sendable {
                 range = state.queued.removeFirst()
             } else {
                 let minimum = segmentation.minimumSegmentSize
+                let time = now()
                 guard
                     let victim = running.filter({ $0.end != .max }).max(by: {
                         ($0.end - $0.position) < ($1.end - $1.position)
-                    }), victim.end - victim.position >= 2 * minimum
+                    }), victim.end - victim.position >= 2 * minimum,
+                    Self.isWorthSplitting(victim, at: time)
                 else { return nil }
                 // Cut at a 64 KiB boundary so that two pieces never share a page of the file.
                 var cut = victim.position + (victim.end - victim.position) / 2
@@ -558,6 +591,7 @@ final class SegmentedTransfer: @unchecked Sendable {
             }
             let piece = Piece(
                 index: state.pieces.count, start: range.lowerBound, end: range.upperBound, path: path, source: source)
+            piece.launchedAt = now()
             piece.file.expectedByteCount = Int64(range.count)
             state.pieces.append(piece)
             var pieceRequest = request
@@ -686,6 +720,26 @@ final class SegmentedTransfer: @unchecked Sendable {
 
 extension SegmentedTransfer {
     /// `ranges` cut into consecutive chunks of at most `size` bytes, in order.
+    /// Whether a running piece is worth splitting at `time`: its connection, at its pace so
+    /// far, would need at least ``splitWorthwhile`` for the rest, or it has made no progress for
+    /// that long (a connection that has not answered yet is not slow).
+    static func isWorthSplitting(_ piece: Piece, at time: Duration) -> Bool {
+        let done = piece.position - piece.start
+        let elapsed = time - piece.launchedAt
+        guard done > 0 else { return elapsed >= splitWorthwhile }
+        return elapsed * (Double(piece.end - piece.position) / Double(done)) >= splitWorthwhile
+    }
+
+    /// The size that cuts `holes` into one piece per connection, as many as the connections
+    /// allow without a piece smaller than the minimum segment (a file under two minimum
+    /// segments stays whole), at a 64 KiB boundary.
+    func evenPieceSize(of holes: [Range<Int64>]) -> Int64 {
+        let total = holes.reduce(Int64(0)) { $0 + Int64($1.count) }
+        let count = max(1, min(Int64(segmentation.maxConnectionsPerTask), total / segmentation.minimumSegmentSize))
+        let boundary: Int64 = 64 << 10
+        return max(boundary, ((total + count - 1) / count + boundary - 1) / boundary * boundary)
+    }
+
     static func chunked(_ ranges: [Range<Int64>], size: Int64) -> [Range<Int64>] {
         var chunks: [Range<Int64>] = []
         for range in ranges {

@@ -210,6 +210,34 @@ import Testing
         #expect(resent < size - (3 << 20), "the rerun re-sent \(resent) of \(size) bytes")
     }
 
+    /// `--split 16` asks each connection for its own piece at once: the server sends the file
+    /// about once (at most 102 %), not the tails of halved requests that ran past their new ends.
+    @Test func aSplitDownloadSendsTheFileAboutOnce() async throws {
+        let rig = try await Rig.start()
+        defer { rig.stop() }
+        let size = 16 << 20
+        let digest = try rig.serve("/slow/once.bin", count: size, seed: 61)
+        let output = try await rig.get([
+            "--split", "16", "--min-split-size", "1M", rig.server.httpURL("/slow/once.bin"),
+        ])
+        #expect(output.status == 0, "\(output.errorText)")
+        #expect(try Rig.fileSHA256(rig.downloads + "/once.bin") == digest)
+        // Every request is logged once nginx noticed its end (an aborted one at its next timer).
+        var sent = 0
+        for _ in 0..<400 {
+            let lines = rig.requests(for: "/slow/once.bin")
+            sent = lines.reduce(0) { total, line in
+                let fields = line.split(separator: "\"")
+                let after = fields.count > 2 ? fields[2].split(separator: " ") : []
+                return total + (after.count > 1 ? Int(after[1]) ?? 0 : 0)
+            }
+            if sent >= size { break }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(rig.requests(for: "/slow/once.bin").count >= 8, "not split")
+        #expect(sent <= size + size / 50, "the server sent \(sent) bytes for a file of \(size)")
+    }
+
     /// A server that ignores `If-Range` answers the rerun's range with a 206 of the file's new
     /// version: the rerun starts over and places the new version whole, never the old version's
     /// first bytes followed by the new one's — with one connection or several.
