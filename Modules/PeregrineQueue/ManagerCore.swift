@@ -18,9 +18,9 @@ struct TaskExtras: Sendable, Hashable {
     var isEmpty: Bool { displayName == nil && metaInfo.isEmpty }
 }
 
-/// The manager's state, touched only in the coordinator's steps: the lists and what the manager adds to the engine's
-/// records. It holds no copy of the engine's records (the engine's are the only ones), save the
-/// latest of each task added but not listed yet.
+/// The manager's state, touched only in the coordinator's steps: the lists and what the manager
+/// adds to the engine's records. It holds no copy of the engine's records (the engine's are the
+/// only ones), save the latest of each task added but not listed yet.
 struct ManagerState {
     var lists: [DownloadListKey: DownloadList] = [:]
     var extras: [String: TaskExtras] = [:]
@@ -186,8 +186,8 @@ package final class ManagerCore: QueueRecordingDelegate {
     }
 
     /// Hands engine events to the subscribers (in a step, so that events keep their order
-    /// across threads); the task handles get them after the locks, once the operation of this
-    /// thread is done.
+    /// across threads); the task handles get them after it, once the operation of this thread
+    /// is done.
     package func publish(_ events: [EngineEvent]) -> (@Sendable () -> Void)? {
         let handles = state.withLock { state in
             events.flatMap { event -> [(DownloadTaskHandle, EngineEvent)] in
