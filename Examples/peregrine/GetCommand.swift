@@ -159,6 +159,11 @@ struct GetCommand: AsyncParsableCommand {
             valueName: "method"))
     var fileAllocation = "falloc"
 
+    @Flag(
+        name: [.customShort("R"), .customLong("remote-time")],
+        help: "Give each file the time the server's Last-Modified names (curl's -R), not the time of the download.")
+    var remoteTime = false
+
     @Option(
         name: [.customShort("x"), .customLong("proxy")],
         help: ArgumentHelp(

@@ -145,6 +145,7 @@ final class GetSession: Sendable {
                 maxAttempts: 1, mismatchedFile: command.deleteMismatched ? .delete : .keepAside))
         configuration.isTrashOpened = false
         configuration.preallocatesFiles = command.fileAllocation == "falloc"
+        configuration.usesRemoteTime = command.remoteTime
         configuration.overallSpeedLimit = try command.overallSpeedLimit()
         configuration.segmentation = Segmentation(
             maxConnectionsPerTask: command.split,

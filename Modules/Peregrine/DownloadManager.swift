@@ -145,6 +145,7 @@ public final class DownloadManager: DownloadQueue, @unchecked Sendable {
             verifiesChecksums: configuration.verifiesChecksums, verificationRetry: configuration.verificationRetry,
             segmentation: configuration.segmentation, overallSpeedLimit: configuration.overallSpeedLimit)
         engineConfiguration.preallocatesFiles = configuration.preallocatesFiles
+        engineConfiguration.usesRemoteTime = configuration.usesRemoteTime
         try super.init(
             identifier: identifier, transport: configuration.transport ?? CurlTransport(), store: store,
             snapshot: snapshot, configuration: engineConfiguration,

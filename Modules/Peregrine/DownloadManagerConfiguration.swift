@@ -84,6 +84,9 @@ extension DownloadManager {
         /// Whether a download's blocks are reserved for its whole length when it starts
         /// (`fallocate`; see `DownloadEngine.Configuration.preallocatesFiles`). On by default.
         public var preallocatesFiles = true
+        /// Whether a finished file takes the server's `Last-Modified` as its time (see
+        /// `DownloadEngine.Configuration.usesRemoteTime`). Off by default.
+        public var usesRemoteTime = false
         /// The initial speed limit shared by all the manager's transfers (aria2's
         /// `max-overall-download-limit`); nil, the default, for none. Changeable later through
         /// `DownloadQueue.overallSpeedLimit`, whose value, once set, is saved and wins over

@@ -7,6 +7,11 @@ import PeregrineTransport
 #else
     import Foundation
 #endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 extension DownloadEngine {
     // MARK: Launching
@@ -322,7 +327,23 @@ extension DownloadEngine {
         case .failure(let error):
             outcome = judgeFailure(error, attempt: attempt, durable: durable, closeFailure: closeFailure)
         }
+        if configuration.usesRemoteTime, case .success(let summary) = result,
+            case .finished(let temporary?, _, _) = outcome, let path = directory.location(of: temporary)
+        {
+            // Before the file takes its name, which keeps the time.
+            Self.applyRemoteTime(of: summary.head, to: path)
+        }
         conclude(attempt, outcome, durable: durable)
+    }
+
+    /// Sets a file's times to the response's `Last-Modified`, when it has a readable one.
+    static func applyRemoteTime(of head: ResponseHead, to path: String) {
+        guard let text = head.headers.values(for: "Last-Modified").first, let date = HTTPDate.parse(text) else {
+            return
+        }
+        let seconds = Int(date.timeIntervalSince1970.rounded(.down))
+        var times = [timespec(tv_sec: seconds, tv_nsec: 0), timespec(tv_sec: seconds, tv_nsec: 0)]
+        _ = utimensat(AT_FDCWD, path, &times, 0)
     }
 
     private func judgeSuccess(

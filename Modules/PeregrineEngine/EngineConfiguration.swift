@@ -35,6 +35,10 @@ extension DownloadEngine {
         /// then fails the download at its start, and a later write cannot run out of space. The
         /// file's size still grows with what is written. On by default.
         public var preallocatesFiles = true
+        /// Whether a finished file takes the time the server's `Last-Modified` names as its
+        /// modification (and access) time, as curl's `--remote-time` does; off by default (the
+        /// time it was downloaded). A missing or unreadable date leaves the time alone.
+        public var usesRemoteTime = false
         /// How often activity tracking samples: once a second.
         public var activityInterval: Duration
         /// The span over which the speed for remaining times is averaged: 10 s.

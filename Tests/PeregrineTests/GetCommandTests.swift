@@ -210,6 +210,32 @@ import Testing
         #expect(resent < size - (3 << 20), "the rerun re-sent \(resent) of \(size) bytes")
     }
 
+    /// `-R`/`--remote-time`: the file's time is the server's `Last-Modified` (one connection
+    /// and several); without it, the time of the download.
+    @Test func remoteTimeGivesTheFileTheServersLastModified() async throws {
+        let rig = try await Rig.start()
+        defer { rig.stop() }
+        let stamp = Date(timeIntervalSince1970: 981_173_106)  // 2001-02-03 04:05:06 UTC
+        for (name, size) in [("t1.bin", 10_000), ("t2.bin", 3 << 20), ("t3.bin", 10_000)] {
+            try rig.serve("/\(name)", count: size, seed: 71)
+            try FileManager.default.setAttributes(
+                [.modificationDate: stamp], ofItemAtPath: rig.server.documentPath("/\(name)"))
+        }
+        func modified(_ name: String) throws -> Date? {
+            try FileManager.default.attributesOfItem(atPath: rig.downloads + "/" + name)[.modificationDate] as? Date
+        }
+        let one = try await rig.get(["-R", rig.server.httpURL("/t1.bin")])
+        #expect(one.status == 0, "\(one.errorText)")
+        #expect(try modified("t1.bin") == stamp)
+        let split = try await rig.get(["--remote-time", "-s", "4", "-k", "512k", rig.server.httpURL("/t2.bin")])
+        #expect(split.status == 0, "\(split.errorText)")
+        #expect(try modified("t2.bin") == stamp)
+        #expect(rig.requests(for: "/t2.bin").count > 1, "not split")
+        let plain = try await rig.get([rig.server.httpURL("/t3.bin")])
+        #expect(plain.status == 0, "\(plain.errorText)")
+        #expect(try modified("t3.bin").map { $0.timeIntervalSince(stamp) > 86_400 } == true)
+    }
+
     /// `--split 16` asks each connection for its own piece at once: the server sends the file
     /// about once (at most 102 %), not the tails of halved requests that ran past their new ends.
     @Test func aSplitDownloadSendsTheFileAboutOnce() async throws {
