@@ -251,6 +251,14 @@ struct GetCommand: AsyncParsableCommand {
     @Flag(help: "Allow credentials over plain http (they are sent only over https otherwise).")
     var authOverHTTP = false
 
+    @Flag(
+        name: [.customShort("n"), .long],
+        help: "Answer challenges with the credentials ~/.netrc (or $NETRC) has for the host (curl's -n).")
+    var netrc = false
+
+    @Option(help: ArgumentHelp("Read credentials from this netrc file (implies --netrc).", valueName: "file"))
+    var netrcFile: String?
+
     // MARK: Checking the flags
 
     mutating func validate() throws {
@@ -467,6 +475,7 @@ struct GetCommand: AsyncParsableCommand {
             throw ValidationError(error.description)
         }
         let logger = makeLogger()
+        let netrcEntries = try loadNetrc()
         if let proxy {
             // libcurl reads these for every transfer; -x wins over the environment.
             setenv("http_proxy", proxy, 1)
@@ -491,7 +500,8 @@ struct GetCommand: AsyncParsableCommand {
             let groupStatus: Int32
             do {
                 let session = try GetSession(
-                    command: self, items: group, logger: logger, scratch: scratch, directory: directory)
+                    command: self, items: group, logger: logger, scratch: scratch, directory: directory,
+                    netrc: netrcEntries)
                 groupStatus = await session.run()
             } catch {
                 printError("\(error)")
@@ -603,6 +613,35 @@ struct GetCommand: AsyncParsableCommand {
             throw GetUsageError("\(item.origin): dir= cannot apply when -o - writes to standard output")
         }
         return items
+    }
+
+    /// The netrc file's credentials with --netrc or --netrc-file: a missing ~/.netrc is none, a
+    /// missing --netrc-file or a malformed file a usage error naming its line (never its
+    /// secrets).
+    private func loadNetrc() throws(ValidationError) -> Netrc? {
+        let environment = ProcessInfo.processInfo.environment
+        let path: String
+        if let netrcFile {
+            path = netrcFile
+        } else if netrc {
+            guard let file = environment["NETRC"] ?? environment["HOME"].map({ $0 + "/.netrc" }) else { return nil }
+            path = file
+        } else {
+            return nil
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            if netrcFile == nil, !FileManager.default.fileExists(atPath: path) { return nil }
+            throw ValidationError("cannot read the netrc file \(path)")
+        }
+        var status = stat()
+        if stat(path, &status) == 0, status.st_mode & 0o077 != 0 {
+            printError("warning: \(path) holds passwords and others may read it (chmod 600 \(path))")
+        }
+        do throws(Netrc.ParseError) {
+            return try Netrc(parsing: String(decoding: data, as: UTF8.self))
+        } catch {
+            throw ValidationError("the netrc file \(path), \(error)")
+        }
     }
 
     private func makeLogger() -> Logger {

@@ -32,9 +32,10 @@ final class GetSession: Sendable {
     ///   is written to standard output afterwards), instead of the command's directories.
     /// - Parameter directory: the directory of these items (`dir=` of an input file) instead of
     ///   the command's; relative to the current directory, as aria2 reads it.
-    init(command: GetCommand, items: [GetItem], logger: Logger, scratch: String? = nil, directory: String? = nil)
-        throws
-    {
+    init(
+        command: GetCommand, items: [GetItem], logger: Logger, scratch: String? = nil, directory: String? = nil,
+        netrc: Netrc? = nil
+    ) throws {
         self.items = items
         overwrite = command.overwrite
         noClobber = command.noClobber
@@ -85,6 +86,10 @@ final class GetSession: Sendable {
                     let credential = Credential(
                         user: String(user[..<colon]), password: String(user[user.index(after: colon)...]))
                     credentials.set(credential, for: ProtectionSpace(url: source))
+                    hasCredentials = true
+                } else if let entry = netrc?.entry(for: source.host) {
+                    credentials.set(
+                        Credential(user: entry.login, password: entry.password), for: ProtectionSpace(url: source))
                     hasCredentials = true
                 }
             }

@@ -24,6 +24,7 @@ import Testing
         static func start() async throws -> Rig {
             let tool = try #require(executable, "no peregrine binary beside the tests: build with --build-tests")
             let scratch = try TemporaryDirectory(prefix: "peregrine-get")
+            try "bob:{PLAIN}s3cret-netrc\n".write(toFile: scratch.path("htpasswd"), atomically: true, encoding: .utf8)
             let server = try NginxServer(
                 .init(extraDirectives: [
                     "access_log \(scratch.path("access.log"));",
@@ -32,6 +33,7 @@ import Testing
                     "location /slow/ { limit_rate 1m; }",
                     "location = /private/f.bin { return 401; }",
                     "location = /loop { return 302 /loop; }",
+                    "location /basic/ { auth_basic \"netrc\"; auth_basic_user_file \(scratch.path("htpasswd")); }",
                     #"location = /echo { return 200 "$http_x_token|$http_user_agent|$http_referer"; }"#,
                 ]))
             try await server.start()
@@ -208,6 +210,49 @@ import Testing
         // More than 4 MiB were synced before the kill (1 s checkpoints, at 4 MiB/s): the rerun
         // sends at most what was missing.
         #expect(resent < size - (3 << 20), "the rerun re-sent \(resent) of \(size) bytes")
+    }
+
+    /// `--netrc-file` (and `-n` with `$NETRC`): the host's login answers the server's Basic
+    /// challenge, the `default` entry for hosts without one; the password is never printed; a
+    /// malformed file is a usage error naming its line.
+    @Test func credentialsComeFromANetrcFile() async throws {
+        let rig = try await Rig.start()
+        defer { rig.stop() }
+        let digest = try rig.serve("/basic/n.bin", count: 20_000, seed: 81)
+        let url = rig.server.httpURL("/basic/n.bin")
+        let netrc = rig.scratch.path("netrc")
+        try """
+        # a comment
+        machine example.com login alice password "not this one"
+        machine 127.0.0.1
+          login bob
+          password s3cret-netrc
+        macdef init
+        cd /pub
+
+        default login nobody password nothing
+        """.write(toFile: netrc, atomically: true, encoding: .utf8)
+        chmod(netrc, 0o600)
+        try rig.serve("/basic/w.bin", count: 1_000, seed: 82)
+        let without = try await rig.get([rig.server.httpURL("/basic/w.bin"), "--auth-over-http"])
+        #expect(without.status == 4, "\(without.errorText)")
+        let with = try await rig.get([url, "--netrc-file", netrc, "--auth-over-http", "-o", "b.bin"])
+        #expect(with.status == 0, "\(with.errorText)")
+        #expect(try Rig.fileSHA256(rig.downloads + "/b.bin") == digest)
+        #expect(!(with.text + with.errorText).contains("s3cret"))
+
+        let fallback = rig.scratch.path("netrc-default")
+        try "default login bob password s3cret-netrc\n".write(toFile: fallback, atomically: true, encoding: .utf8)
+        chmod(fallback, 0o600)
+        let byDefault = try await rig.get(
+            ["-n", url, "--auth-over-http", "-o", "c.bin"], environment: ["NETRC": fallback])
+        #expect(byDefault.status == 0, "\(byDefault.errorText)")
+
+        try "machine 127.0.0.1 login bob password\n".write(toFile: fallback, atomically: true, encoding: .utf8)
+        let malformed = try await rig.get(["--netrc-file", fallback, url, "-o", "d.bin"])
+        #expect(malformed.status == 64 && malformed.errorText.contains("line 1"), "\(malformed.errorText)")
+        let missing = try await rig.get(["--netrc-file", rig.scratch.path("none"), url, "-o", "d.bin"])
+        #expect(missing.status == 64 && missing.errorText.contains("netrc"), "\(missing.errorText)")
     }
 
     /// `-R`/`--remote-time`: the file's time is the server's `Last-Modified` (one connection

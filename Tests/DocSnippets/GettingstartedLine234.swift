@@ -6,8 +6,8 @@
 import Peregrine
 import PeregrineCurlTransport
 
-// Docs/GettingStarted.md:231
-func snippetGettingstartedLine231() async throws {
+// Docs/GettingStarted.md:234
+func snippetGettingstartedLine234() async throws {
     let configured = DownloadManager.Configuration()
 
     var configuration = configured
