@@ -364,7 +364,10 @@ final class GetSession: Sendable {
             let added = (try? manager.download([again]).addition.added) ?? []
             return added.isEmpty ? .done(GetExitCode.unknown) : .running(added[0])
         }
-        // This run's --limit-rate and mirrors, not the ones the store kept from the last run.
+        // This run's -o, --limit-rate and mirrors, not the ones the store kept from the last run.
+        if let name = item.outputName, name != task.record.preferredFileName {
+            manager.engine.setPreferredFileName(name, forTask: key)
+        }
         manager.setSpeedLimit(speedLimit, forTask: key)
         _ = try? manager.engine.setMirrors(item.mirrors, forTask: key)
         _ = try? manager.resumeTasks([key])

@@ -47,3 +47,25 @@ extension DownloadEngine {
         }
     }
 }
+
+extension DownloadEngine {
+    /// Gives a task that has not finished another name for its file (a rerun of `peregrine get`
+    /// with another `-o`, aria2's `changeOption` of `out`): the file takes it when it is placed,
+    /// sanitised as a name given by the user is. A finished file keeps the name it has.
+    ///
+    /// - Returns: whether the name is the task's now: false for an unknown or finished task,
+    ///   or a name that sanitises to nothing.
+    @discardableResult
+    public func setPreferredFileName(_ name: String, forTask urlString: String) -> Bool {
+        guard let chosen = FileNameSanitizer.cleanChosen(name) else { return false }
+        return perform { state, effects in
+            guard let entry = state.tasks[urlString], entry.machine.state != .finished else { return false }
+            guard entry.record.preferredFileName != name else { return true }
+            entry.record.preferredFileName = name
+            // A name taken from the response already: the chosen one wins, as it does before.
+            if entry.record.fileName != nil { entry.record.fileName = chosen }
+            effects.markDirty(urlString)
+            return true
+        }
+    }
+}

@@ -233,12 +233,13 @@ import Testing
         default login nobody password nothing
         """.write(toFile: netrc, atomically: true, encoding: .utf8)
         chmod(netrc, 0o600)
-        try rig.serve("/basic/w.bin", count: 1_000, seed: 82)
-        let without = try await rig.get([rig.server.httpURL("/basic/w.bin"), "--auth-over-http"])
+        // Refused first, then fetched by a rerun with another -o: the file takes the rerun's name.
+        let without = try await rig.get([url, "--auth-over-http", "-o", "a.bin"])
         #expect(without.status == 4, "\(without.errorText)")
         let with = try await rig.get([url, "--netrc-file", netrc, "--auth-over-http", "-o", "b.bin"])
         #expect(with.status == 0, "\(with.errorText)")
         #expect(try Rig.fileSHA256(rig.downloads + "/b.bin") == digest)
+        #expect(!FileManager.default.fileExists(atPath: rig.downloads + "/a.bin"))
         #expect(!(with.text + with.errorText).contains("s3cret"))
 
         let fallback = rig.scratch.path("netrc-default")
