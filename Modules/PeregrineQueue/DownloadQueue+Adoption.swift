@@ -97,7 +97,7 @@ extension DownloadQueue {
     /// files are known and its partial files resume (with `If-Range`) instead of being fetched
     /// again under another name.
     ///
-    /// Each task comes back as after a crash of that run (see ``DownloadEngine/restore(_:)``),
+    /// Each task comes back as after a crash of that run (see `DownloadEngine.restore(_:)`),
     /// with its display name and meta info, at the end of its list. Tasks this queue already
     /// has, and records the engine refuses, are left out. The caller removes the taken tasks
     /// from the other store once this queue's store has them (``saveData()``).
