@@ -22,11 +22,18 @@ import Synchronization
 package final class BlockingWorkPool: Sendable {
     package typealias Job = @Sendable () -> Void
 
+    /// An idle thread's wake-up. A job that finds idle threads takes one off the list before it
+    /// signals it, so a signal is never left pending for a thread that is not waiting, and a
+    /// thread whose wait timed out knows from the list whether a job has reserved it.
+    private final class Waiter: Sendable {
+        let wake = DispatchSemaphore(value: 0)
+    }
+
     private struct State {
         var jobs: [Job] = []
         var head = 0
         var threads = 0
-        var idle = 0
+        var idle: [Waiter] = []
     }
 
     /// The most threads at once.
@@ -34,7 +41,6 @@ package final class BlockingWorkPool: Sendable {
     /// How long a thread waits for a job before it ends.
     package let idleTimeout: DispatchTimeInterval
     private let state = Mutex(State())
-    private let available = DispatchSemaphore(value: 0)
 
     package init(maxThreads: Int, idleTimeout: DispatchTimeInterval = .seconds(5)) {
         self.maxThreads = max(1, maxThreads)
@@ -45,19 +51,17 @@ package final class BlockingWorkPool: Sendable {
     package var threadCount: Int { state.withLock { $0.threads } }
 
     /// Runs `job` on a thread of the pool, starting one when none is idle and fewer than
-    /// ``maxThreads`` run.
+    /// ``maxThreads`` run. When every thread is busy, the first to finish its job takes it.
     package func async(_ job: @escaping Job) {
-        let startsThread = state.withLock { state -> Bool in
+        let (waiter, startsThread) = state.withLock { state -> (Waiter?, Bool) in
             state.jobs.append(job)
-            if state.idle > 0 {
-                state.idle -= 1
-                return false
-            }
-            guard state.threads < maxThreads else { return false }
+            if let waiter = state.idle.popLast() { return (waiter, false) }
+            guard state.threads < maxThreads else { return (nil, false) }
             state.threads += 1
-            return true
+            return (nil, true)
         }
-        if startsThread { startThread() } else { available.signal() }
+        waiter?.wake.signal()
+        if startsThread { startThread() }
     }
 
     private func startThread() {
@@ -76,37 +80,40 @@ package final class BlockingWorkPool: Sendable {
             // No thread: run a job where a thread would have, so that it is never lost.
             Unmanaged.passUnretained(self).release()
             state.withLock { $0.threads -= 1 }
-            DispatchQueue.global(qos: .utility).async { self.take(markingIdle: false)?() }
+            DispatchQueue.global(qos: .utility).async { self.take(orWaitWith: nil)?() }
         }
     }
 
-    /// A thread's loop: take jobs while there are any; then wait, counted idle, for a signal
-    /// (which reserves the next job for this thread) or end after the idle timeout.
+    /// A thread's loop: take jobs while there are any; then wait on the idle list for a job to
+    /// reserve this thread, or end after the idle timeout if none did.
     private func work() {
+        let waiter = Waiter()
         while true {
-            if let job = take(markingIdle: true) {
+            if let job = take(orWaitWith: waiter) {
                 job()
                 continue
             }
-            if available.wait(timeout: .now() + idleTimeout) == .success { continue }
+            if waiter.wake.wait(timeout: .now() + idleTimeout) == .success { continue }
             let ends = state.withLock { state -> Bool in
-                // A job submitted since the timeout reserved an idle thread: unless another
-                // idle thread is left unreserved, that is this one, and its signal is coming.
-                guard state.idle > 0 else { return false }
-                state.idle -= 1
+                guard let index = state.idle.firstIndex(where: { $0 === waiter }) else {
+                    // A job took this thread off the list after the timeout: its signal is coming.
+                    return false
+                }
+                state.idle.remove(at: index)
                 state.threads -= 1
                 return true
             }
             if ends { return }
-            available.wait()
+            waiter.wake.wait()
         }
     }
 
-    /// Takes the oldest job; when there is none, counts the calling thread idle if asked to.
-    private func take(markingIdle: Bool) -> Job? {
+    /// Takes the oldest job; when there is none, puts `waiter` on the idle list (in the same
+    /// section, so that a job submitted next finds it).
+    private func take(orWaitWith waiter: Waiter?) -> Job? {
         state.withLock { state -> Job? in
             guard state.head < state.jobs.count else {
-                if markingIdle { state.idle += 1 }
+                if let waiter { state.idle.append(waiter) }
                 return nil
             }
             let job = state.jobs[state.head]

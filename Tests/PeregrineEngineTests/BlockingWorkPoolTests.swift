@@ -56,6 +56,31 @@ import Testing
         pool.async { done.signal() }
         #expect(done.wait(timeout: .now() + 30) == .success)
     }
+
+    /// A job submitted while every thread was busy, and the idle timeout that follows, leave the
+    /// pool's count of idle threads true: the next job after the last thread ended still gets a
+    /// thread. Before, the busy thread's wake-up stayed pending, the thread counted itself idle
+    /// twice and ended with one idle thread still counted, and the next job waited for it forever.
+    @Test func aJobSubmittedToABusyPoolLeavesNoPhantomIdleThread() async throws {
+        let pool = BlockingWorkPool(maxThreads: 1, idleTimeout: .milliseconds(20))
+        let release = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0)
+        pool.async {
+            release.wait()
+            done.signal()
+        }
+        pool.async { done.signal() }
+        release.signal()
+        for _ in 0..<2 { #expect(done.wait(timeout: .now() + 60) == .success) }
+        var ended = false
+        for _ in 0..<2_400 where !ended {
+            try await Task.sleep(for: .milliseconds(25))
+            ended = pool.threadCount == 0
+        }
+        #expect(ended, "the idle thread ended")
+        pool.async { done.signal() }
+        #expect(done.wait(timeout: .now() + 60) == .success, "the job after the idle timeout ran")
+    }
 }
 
 /// How many times each job ran.

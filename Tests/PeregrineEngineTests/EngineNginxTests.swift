@@ -122,4 +122,48 @@ struct EngineNginxTests {
         let downloaded = try await Self.sha256([scratch.path("downloads/big.bin")])
         #expect(downloaded == served)
     }
+
+    /// Takes its time over every finished task's record, as a store's sync does on a busy disk,
+    /// so that transfers finishing together keep every finishing thread busy.
+    final class SlowFinishLog: TaskRecordObserver, @unchecked Sendable {
+        func engineDidChange(_ changes: [TaskRecordChange]) {
+            for change in changes {
+                if case .upsert(let record) = change.kind, record.state == .finished { usleep(300_000) }
+            }
+        }
+    }
+
+    /// A download that finishes after a burst of finishes kept every finishing thread busy, and
+    /// after those threads went idle and ended, still takes its name. Before, the burst left the
+    /// finishing pool counting an idle thread that had ended, and the last completion waited for
+    /// it forever: the part file full size, the task `downloading`, every thread idle.
+    @Test func aDownloadFinishingAfterTheFinishingThreadsEndedIsPlaced() async throws {
+        let server = try NginxServer()
+        defer { server.stop() }
+        try await server.start()
+        let names = (0..<9).map { "f\($0).bin" }
+        for (index, name) in names.enumerated() {
+            try Self.writeFile(size: 64 << 10, seed: UInt64(index + 20), to: server.documentPath("/" + name))
+        }
+        let scratch = try TemporaryDirectory(prefix: "peregrine-engine-nginx")
+        defer { scratch.remove() }
+        let transport = CurlTransport()
+        defer { transport.shutdown() }
+        let engine = try DownloadEngine(
+            transport: transport,
+            configuration: .init(
+                directory: scratch.path("downloads"), maxDownloadCount: 8, recordObserver: SlowFinishLog()))
+        let recorder = EventRecorder(engine)
+        let urls = names.map { server.httpURL("/" + $0) }
+        engine.download(Array(urls.prefix(8)))
+        await recorder.wait(timeout: .seconds(120)) { $0.filter(EngineNginxVerificationTests.isFinal).count == 8 }
+        // Longer than the finishing threads' idle timeout (5 s): they end.
+        try await Task.sleep(for: .seconds(7))
+        engine.download([urls[8]])
+        await recorder.wait(timeout: .seconds(60)) { $0.filter(EngineNginxVerificationTests.isFinal).count == 9 }
+        for url in urls { #expect(engine.state(ofTask: url) == .finished, "\(url): \(engine.state(ofTask: url))") }
+        let served = try await Self.sha256(names.map { server.documentPath("/" + $0) })
+        let downloaded = try await Self.sha256(names.map { scratch.path("downloads/" + $0) })
+        #expect(downloaded == served)
+    }
 }

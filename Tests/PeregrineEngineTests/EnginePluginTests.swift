@@ -149,11 +149,17 @@ struct EnginePluginTests {
         let received = h.engine.receivedByteCount(ofTask: url)
         #expect(received > 0)
         #expect(h.engine.stopTasks([url]).changed == [url])
-        // The transfer ends (and its record goes to the slow observer) on another thread.
-        let stepping = Task.detached { await onOwnThread { h.runUntilIdle() } }
+        // The transfer ends (and its record goes to the slow observer) on another thread: a
+        // thread of its own started here, not a task, which could wait behind every other test's
+        // task for the cooperative pool longer than the drain waits.
+        let stepped = DispatchSemaphore(value: 0)
+        Thread {
+            h.runUntilIdle()
+            stepped.signal()
+        }.start()
         #expect(await h.engine.waitUntilTransfersDrain(atMost: .seconds(60)))
         #expect(log.stoppedOffsets.withLock { $0 }.last == received)
-        await stepping.value
+        await onOwnThread { stepped.wait() }
     }
 
     @Test func restoringAppliesTheCrashRules() async throws {
