@@ -164,6 +164,13 @@ struct GetCommand: AsyncParsableCommand {
         help: "Give each file the time the server's Last-Modified names (curl's -R), not the time of the download.")
     var remoteTime = false
 
+    @Flag(
+        name: [.customShort("N"), .customLong("timestamping"), .customLong("conditional-get")],
+        help: ArgumentHelp(
+            "Fetch a file that is here already only when the server's copy is newer or of another size, and "
+                + "replace it; files take the server's time (wget's -N, aria2c's --conditional-get)."))
+    var timestamping = false
+
     @Option(
         name: [.customShort("x"), .customLong("proxy")],
         help: ArgumentHelp(
@@ -326,6 +333,12 @@ struct GetCommand: AsyncParsableCommand {
             else { throw ValidationError("--proxy takes SCHEME://HOST[:PORT], like http://proxy:3128") }
         }
         if overwrite, noClobber { throw ValidationError("--overwrite and --no-clobber exclude each other") }
+        if timestamping, noClobber {
+            throw ValidationError("-N/--timestamping replaces older files; --no-clobber never does: give one")
+        }
+        if timestamping, overwrite {
+            throw ValidationError("-N/--timestamping fetches only newer files; --overwrite fetches every one: give one")
+        }
         guard !urls.isEmpty || inputFile != nil else { throw ValidationError("give URLs, or --input-file") }
         if let output {
             guard urls.count + (inputFile == nil ? 0 : 1) == 1 else {
@@ -660,7 +673,7 @@ struct GetCommand: AsyncParsableCommand {
 
     // Read by the session.
     var trustPolicy: TrustPolicy { (try? trustEvaluation())?.policy ?? .system }
-    var conflictPolicy: FileConflictPolicy { overwrite ? .replace : noClobber ? .skip : .rename }
+    var conflictPolicy: FileConflictPolicy { overwrite || timestamping ? .replace : noClobber ? .skip : .rename }
 }
 
 extension GetExitCode {

@@ -100,6 +100,17 @@ final class GetReporter: Sendable {
         result(path, object)
     }
 
+    /// `-N`: the file here is as new as the server's; it is kept and named like a finished one.
+    func upToDate(_ item: GetItem, path: String, size: Int64?) {
+        board.note("up to date: \(path) (the server's copy is not newer)")
+        var object: [String: JSONValue] = [
+            "event": .string("complete"), "url": .string(item.displayURL), "path": .string(path),
+            "notModified": .bool(true),
+        ]
+        if let size { object["size"] = .integer(size) }
+        result(path, object)
+    }
+
     func skipped(_ item: GetItem, because message: String) {
         let slot = state.withLock { $0.slots.removeValue(forKey: item.url) }
         if let slot { board.end(slot, success: "skipped: \(message)") } else { board.note("skipped  \(message)") }
@@ -138,6 +149,7 @@ enum JSONValue: Sendable {
     case string(String)
     case integer(Int64)
     case number(Double)
+    case bool(Bool)
     case object([String: JSONValue])
 
     var text: String {
@@ -145,6 +157,7 @@ enum JSONValue: Sendable {
         case .string(let value): return Self.quoted(value)
         case .integer(let value): return String(value)
         case .number(let value): return value.isFinite ? String(value) : "null"
+        case .bool(let value): return value ? "true" : "false"
         case .object(let members):
             return "{" + members.keys.sorted().map { Self.quoted($0) + ":" + members[$0]!.text }.joined(separator: ",")
                 + "}"

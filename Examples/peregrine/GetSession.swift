@@ -26,6 +26,11 @@ final class GetSession: Sendable {
     /// Each download's speed limit (`--limit-rate`); nil for none.
     let speedLimit: SpeedLimit?
     private let shutdownTransport: @Sendable () -> Void
+    /// `-N`: a file here already is fetched again only when the server's copy is newer.
+    let timestamping: Bool
+    /// For the requests of `-N`, which go round the manager.
+    private let transport: any Transport
+    private let adapter: GetRequestAdapter
     private let interrupted = Atomic<Bool>(false)
 
     /// - Parameter scratch: a private directory for the download and its state (`-o -`: the file
@@ -40,6 +45,7 @@ final class GetSession: Sendable {
         overwrite = command.overwrite
         noClobber = command.noClobber
         deleteMismatched = command.deleteMismatched
+        timestamping = command.timestamping
         speedLimit = try command.perDownloadSpeedLimit()
         reporter = GetReporter(
             total: items.count, json: command.json, quiet: command.quiet || command.json,
@@ -125,6 +131,8 @@ final class GetSession: Sendable {
             redirects: RedirectPolicy(
                 maxHops: command.maxRedirects, allowsHTTPSToHTTP: command.allowInsecureRedirect),
             timeouts: timeouts)
+        self.transport = transport
+        self.adapter = adapter
 
         let retryPolicy: (any RetryPolicy)? =
             command.retries == 0
@@ -150,7 +158,7 @@ final class GetSession: Sendable {
                 maxAttempts: 1, mismatchedFile: command.deleteMismatched ? .delete : .keepAside))
         configuration.isTrashOpened = false
         configuration.preallocatesFiles = command.fileAllocation == "falloc"
-        configuration.usesRemoteTime = command.remoteTime
+        configuration.usesRemoteTime = command.remoteTime || command.timestamping
         configuration.overallSpeedLimit = try command.overallSpeedLimit()
         configuration.segmentation = Segmentation(
             maxConnectionsPerTask: command.split,
@@ -235,6 +243,8 @@ final class GetSession: Sendable {
         var toAdd: [DownloadItem] = []
         var indexOfAdded: [String: Int] = [:]
         var seen: [String: Int] = [:]
+        // -N: finished files the server has a newer copy of, fetched again.
+        var refreshed: Set<String> = []
 
         for (index, item) in items.enumerated() {
             reporter.added(item)
@@ -250,6 +260,15 @@ final class GetSession: Sendable {
                 continue
             }
             seen[key] = index
+            if timestamping, let current = localCopy(of: key, item) {
+                if await serverCopy(of: item, isNewerThan: current) {
+                    if manager.task(key)?.state == .finished { refreshed.insert(key) }
+                } else {
+                    reporter.upToDate(item, path: current, size: fileSize(current))
+                    statuses[index] = GetExitCode.success
+                    continue
+                }
+            }
             toAdd.append(
                 DownloadItem(
                     item.url, preferredFileName: item.outputName, checksum: item.checksum,
@@ -281,7 +300,8 @@ final class GetSession: Sendable {
         // Known from an earlier run: complete already, or resumed where it stopped.
         for duplicate in addition.duplicates {
             guard let index = indexOfAdded[duplicate.urlString] else { continue }
-            switch continueExisting(duplicate.existingURLString, item: items[index], index: index) {
+            let existing = duplicate.existingURLString
+            switch continueExisting(existing, item: items[index], again: overwrite || refreshed.contains(existing)) {
             case .done(let status): statuses[index] = status
             case .running(let key): itemOfTask[key] = index
             }
@@ -324,14 +344,14 @@ final class GetSession: Sendable {
 
     /// A task the store already had: report a complete file (checked against a given checksum),
     /// or download it again, or resume it.
-    private func continueExisting(_ key: String, item: GetItem, index: Int) -> Continuation {
+    private func continueExisting(_ key: String, item: GetItem, again: Bool) -> Continuation {
         guard let task = manager.task(key) else { return .done(GetExitCode.unknown) }
         let wanted = item.checksum.flatMap { try? Checksum(parsing: $0) }
         let stored = task.record.checksum.flatMap { try? Checksum(parsing: $0) }
         // Another -o than the run that fetched it: a download of its own under the new name
         // (as curl's), the old file kept.
         let renamed = item.outputName.map { $0 != task.record.preferredFileName } ?? false
-        if task.state == .finished, !overwrite, !renamed, let path = manager.filePath(ofTask: key) {
+        if task.state == .finished, !again, !renamed, let path = manager.filePath(ofTask: key) {
             guard let wanted else {
                 reporter.alreadyComplete(item, path: path, size: fileSize(path), digest: verifiedDigest(of: key))
                 return .done(GetExitCode.success)
@@ -405,6 +425,52 @@ final class GetSession: Sendable {
         shutdownTransport()
         return statuses.first { ($0 ?? GetExitCode.success) != GetExitCode.success }.flatMap { $0 }
             ?? GetExitCode.success
+    }
+
+    // MARK: Timestamping
+
+    /// The file here that `-N` compares with the server's: the finished file of a task the
+    /// store knows, else the file the download would be named (its -o, else the URL's name).
+    private func localCopy(of key: String, _ item: GetItem) -> String? {
+        let path: String
+        if let task = manager.task(key), task.state == .finished, let finished = manager.filePath(ofTask: key) {
+            path = finished
+        } else if let url = try? DownloadURL(item.url) {
+            let name = item.outputName.flatMap(FileNameSanitizer.cleanChosen) ?? SuggestedFileName.make(for: url)
+            path = manager.downloadDirectory + "/" + name
+        } else {
+            return nil
+        }
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return path
+    }
+
+    /// Whether the server's copy is newer than the file at `path`, as wget's `-N` judges it: a
+    /// HEAD request with `If-Modified-Since` (a 304 is no); a server that answers 200 anyway is
+    /// newer when its `Last-Modified` is later or its length differs, or when it names no time.
+    /// A request that fails is a yes: the download then meets the failure and reports it.
+    private func serverCopy(of item: GetItem, isNewerThan path: String) async -> Bool {
+        var info = stat()
+        guard stat(path, &info) == 0, let url = try? DownloadURL(item.url) else { return true }
+        let modified = Date(timeIntervalSince1970: TimeInterval(info.st_mtim.tv_sec))
+        var request = TransferRequest(url: url, method: .head)
+        request.headers.add(name: "If-Modified-Since", value: HTTPDate.format(modified))
+        adapter.adapt(&request, for: TaskContext(url: url, temporaryFilePath: ""))
+        let head: ResponseHead
+        do {
+            head = try await transport.download(request, to: DiscardingSink()).head
+        } catch {
+            // A transport may end an answer that is not a 2xx as a failure with its status.
+            return error.httpStatus != 304
+        }
+        if head.status == 304 { return false }
+        guard head.isSuccess, let text = head.headers.values(for: "Last-Modified").first,
+            let remote = HTTPDate.parse(text)
+        else { return true }
+        if remote > modified { return true }
+        if let length = head.contentLength, length != Int64(info.st_size) { return true }
+        return false
     }
 
     private func displayName(of key: String, _ item: GetItem) -> String {

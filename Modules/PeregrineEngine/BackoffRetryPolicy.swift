@@ -134,11 +134,33 @@ public struct BackoffRetryPolicy: RetryPolicy {
 
 /// HTTP dates (RFC 9110 § 5.6.7): IMF-fixdate, and the obsolete RFC 850 and asctime forms a
 /// recipient must still read.
-enum HTTPDate {
+package enum HTTPDate {
     private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
 
+    /// `date` as an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), whole seconds, rounded down.
+    package static func format(_ date: Date) -> String {
+        let seconds = Int(date.timeIntervalSince1970.rounded(.down))
+        var days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let clock = seconds - days * 86_400
+        let weekday = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"][((days % 7) + 7) % 7]
+        // The civil date of a day count (Howard Hinnant's algorithm), proleptic Gregorian.
+        days += 719_468
+        let era = (days >= 0 ? days : days - 146_096) / 146_097
+        let dayOfEra = days - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let shifted = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * shifted + 2) / 5 + 1
+        let month = shifted < 10 ? shifted + 3 : shifted - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let name = months[month - 1].prefix(1).uppercased() + months[month - 1].dropFirst()
+        return
+            "\(weekday), \(two(day)) \(name) \(year) \(two(clock / 3600)):\(two(clock / 60 % 60)):\(two(clock % 60)) GMT"
+    }
+
     /// The date, or nil when `text` is in none of the three forms.
-    static func parse(_ text: String) -> Date? {
+    package static func parse(_ text: String) -> Date? {
         let words = text.split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init)
         // IMF-fixdate: Sun, 06 Nov 1994 08:49:37 GMT → [Sun, 06, Nov, 1994, 08:49:37, GMT]
         if words.count == 6, words[5] == "GMT", let day = Int(words[1]), let month = month(words[2]),

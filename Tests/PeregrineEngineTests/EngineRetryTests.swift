@@ -206,6 +206,22 @@ struct EngineRetryTests {
         }
     }
 
+    /// The form `If-Modified-Since` is sent in (`peregrine get -N`): IMF-fixdate, read back to
+    /// the same second, across leap days, centuries and the epoch.
+    @Test func httpDatesAreWrittenAsIMFFixdate() {
+        #expect(HTTPDate.format(Date(timeIntervalSince1970: 784_111_777)) == "Sun, 06 Nov 1994 08:49:37 GMT")
+        #expect(HTTPDate.format(Date(timeIntervalSince1970: 0)) == "Thu, 01 Jan 1970 00:00:00 GMT")
+        #expect(HTTPDate.format(Date(timeIntervalSince1970: 951_782_400.9)) == "Tue, 29 Feb 2000 00:00:00 GMT")
+        // A fixed sequence of instants up to the 23rd century; a failure names the one it met.
+        var seed: UInt64 = 0x5EED_DA7E
+        for _ in 0..<2_000 {
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let seconds = Double((seed >> 30) % 7_000_000_000)
+            let date = Date(timeIntervalSince1970: seconds)
+            #expect(HTTPDate.parse(HTTPDate.format(date)) == date, "\(seconds): \(HTTPDate.format(date))")
+        }
+    }
+
     @Test func settingsOutOfRangeAreRefused() {
         #expect(throws: EngineError.self) { try BackoffRetryPolicy(maxRetries: -1) }
         #expect(throws: EngineError.self) { try BackoffRetryPolicy(initialDelay: .zero) }

@@ -282,6 +282,62 @@ import Testing
         #expect(try modified("t3.bin").map { $0.timeIntervalSince(stamp) > 86_400 } == true)
     }
 
+    /// `-N`/`--timestamping` (and aria2c's `--conditional-get`): a file here already is fetched
+    /// again only when the server's copy is newer or of another size, then replaced (no
+    /// `name (1)` copy) and given the server's time; an up-to-date one costs a HEAD, no GET.
+    @Test func timestampingFetchesOnlyNewerFiles() async throws {
+        let rig = try await Rig.start()
+        defer { rig.stop() }
+        let older = Date(timeIntervalSince1970: 981_173_106)  // 2001-02-03 04:05:06 UTC
+        let newer = Date(timeIntervalSince1970: 1_012_709_106)  // a year later
+        func serve(_ name: String, seed: UInt64, at stamp: Date) throws -> String {
+            let digest = try rig.serve("/\(name)", count: 20_000, seed: seed)
+            try FileManager.default.setAttributes(
+                [.modificationDate: stamp], ofItemAtPath: rig.server.documentPath("/\(name)"))
+            return digest
+        }
+        func modified(_ name: String) throws -> Date? {
+            try FileManager.default.attributesOfItem(atPath: rig.downloads + "/" + name)[.modificationDate] as? Date
+        }
+        let url = rig.server.httpURL("/n1.bin")
+        let first = try serve("n1.bin", seed: 81, at: older)
+        let fetched = try await rig.get(["-N", url])
+        #expect(fetched.status == 0, "\(fetched.errorText)")
+        #expect(try Rig.fileSHA256(rig.downloads + "/n1.bin") == first)
+        #expect(try modified("n1.bin") == older)
+
+        let same = try await rig.get(["--timestamping", "--json", url])
+        #expect(same.status == 0, "\(same.errorText)")
+        #expect(same.text.contains(#""notModified":true"#), "\(same.text)")
+        #expect(rig.requests(for: "/n1.bin").count == 1, "an up-to-date file was fetched again")
+
+        let second = try serve("n1.bin", seed: 82, at: newer)
+        let updated = try await rig.get(["--conditional-get", url])
+        #expect(updated.status == 0, "\(updated.errorText)")
+        #expect(rig.requests(for: "/n1.bin").count == 2)
+        #expect(try Rig.fileSHA256(rig.downloads + "/n1.bin") == second)
+        #expect(try modified("n1.bin") == newer)
+
+        // Files the store never knew: an older one is replaced, a newer one of the same size kept
+        // (nginx answers its If-Modified-Since with 200: the times and sizes decide).
+        let replaced = try serve("n2.bin", seed: 83, at: newer)
+        _ = try serve("n3.bin", seed: 84, at: older)
+        let stale = Data(repeating: 1, count: 20_000)
+        for (name, stamp) in [("n2.bin", older), ("n3.bin", newer)] {
+            try stale.write(to: URL(fileURLWithPath: rig.downloads + "/" + name))
+            try FileManager.default.setAttributes([.modificationDate: stamp], ofItemAtPath: rig.downloads + "/" + name)
+        }
+        let mixed = try await rig.get(["-N", rig.server.httpURL("/n2.bin"), rig.server.httpURL("/n3.bin")])
+        #expect(mixed.status == 0, "\(mixed.errorText)")
+        #expect(try Rig.fileSHA256(rig.downloads + "/n2.bin") == replaced)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: rig.downloads + "/n3.bin")) == stale)
+        #expect(rig.requests(for: "/n3.bin").isEmpty, "a newer file here was fetched")
+        #expect(rig.visibleFiles == ["n1.bin", "n2.bin", "n3.bin"])
+
+        let refused = try await rig.get(["-N", "--no-clobber", url])
+        #expect(refused.status == 64 && refused.errorText.contains("--no-clobber"), "\(refused.errorText)")
+    }
+
     /// `--split 16` asks each connection for its own piece at once: the server sends the file
     /// about once (at most 102 %), not the tails of halved requests that ran past their new ends.
     @Test func aSplitDownloadSendsTheFileAboutOnce() async throws {

@@ -9,8 +9,8 @@ import PeregrineJSONStorage
 import PeregrinePersistence
 import PeregrineVerification
 
-// Docs/GettingStarted.md:276
-func snippetGettingstartedLine276() async throws {
+// Docs/GettingStarted.md:282
+func snippetGettingstartedLine282() async throws {
     let stateDirectory = "/tmp/state"
     let downloadDirectory = "/tmp/downloads"
 

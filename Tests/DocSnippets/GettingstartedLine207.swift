@@ -5,8 +5,8 @@
 
 import Peregrine
 
-// Docs/GettingStarted.md:201
-func snippetGettingstartedLine201() async throws {
+// Docs/GettingStarted.md:207
+func snippetGettingstartedLine207() async throws {
     let manager = try DownloadManager.manager(identifier: "main")
     manager.overallSpeedLimit = try SpeedLimit.parse("8M")                 // all transfers together
     manager.setSpeedLimit(try SpeedLimit(bytesPerSecond: 1 << 20), forList: "videos")

@@ -5,8 +5,8 @@
 
 import Peregrine
 
-// Docs/GettingStarted.md:157
-func snippetGettingstartedLine157() async throws {
+// Docs/GettingStarted.md:163
+func snippetGettingstartedLine163() async throws {
     let manager = try DownloadManager.manager(identifier: "main")   // same instance per identifier
     manager.maxDownloadCount = 3                                     // the rest wait, in list order
     manager.isTrashOpened = true                                     // deleting goes to the trash first
