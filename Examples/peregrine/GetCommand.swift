@@ -266,6 +266,22 @@ struct GetCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Read credentials from this netrc file (implies --netrc).", valueName: "file"))
     var netrcFile: String?
 
+    @Option(
+        name: [.customShort("b"), .customLong("load-cookies"), .customLong("cookie")],
+        help: ArgumentHelp(
+            "Send the cookies of this Netscape-format file where they match (wget's and aria2c's --load-cookies, "
+                + "curl's -b FILE); the cookies servers set are sent back too.",
+            valueName: "file"))
+    var loadCookies: String?
+
+    @Option(
+        name: [.customLong("save-cookies"), .customLong("cookie-jar")],
+        help: ArgumentHelp(
+            "Write every cookie to this file in Netscape format when the run ends, readable by you only "
+                + "(wget's and aria2c's --save-cookies, curl's -c).",
+            valueName: "file"))
+    var saveCookies: String?
+
     // MARK: Checking the flags
 
     mutating func validate() throws {
@@ -331,6 +347,19 @@ struct GetCommand: AsyncParsableCommand {
                 ["http", "https", "socks4", "socks4a", "socks5", "socks5h"].contains(scheme.lowercased()),
                 components.host?.isEmpty == false
             else { throw ValidationError("--proxy takes SCHEME://HOST[:PORT], like http://proxy:3128") }
+        }
+        if let loadCookies {
+            var info = stat()
+            guard stat(loadCookies, &info) == 0, (info.st_mode & S_IFMT) != S_IFDIR, access(loadCookies, R_OK) == 0
+            else { throw ValidationError("cannot read the cookie file \(loadCookies)") }
+        }
+        if let saveCookies {
+            let slash = saveCookies.lastIndex(of: "/")
+            let directory = slash.map { $0 == saveCookies.startIndex ? "/" : String(saveCookies[..<$0]) } ?? "."
+            var info = stat()
+            guard stat(directory, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR, access(directory, W_OK) == 0,
+                stat(saveCookies, &info) != 0 || (info.st_mode & S_IFMT) == S_IFREG
+            else { throw ValidationError("cannot write the cookie jar \(saveCookies)") }
         }
         if overwrite, noClobber { throw ValidationError("--overwrite and --no-clobber exclude each other") }
         if timestamping, noClobber {
@@ -509,12 +538,15 @@ struct GetCommand: AsyncParsableCommand {
         defer { if let scratch { try? FileManager.default.removeItem(atPath: scratch) } }
         // One session per directory (`dir=` lines of an input file), one after the other.
         var status = GetExitCode.success
+        var cookieFile = loadCookies
         for (directory, group) in Self.groupedByDirectory(items) {
             let groupStatus: Int32
             do {
                 let session = try GetSession(
                     command: self, items: group, logger: logger, scratch: scratch, directory: directory,
-                    netrc: netrcEntries)
+                    netrc: netrcEntries, cookieFile: cookieFile)
+                // The next directory's session starts from the cookies this one ended with.
+                if let saveCookies { cookieFile = saveCookies }
                 groupStatus = await session.run()
             } catch {
                 printError("\(error)")

@@ -39,7 +39,7 @@ final class GetSession: Sendable {
     ///   the command's; relative to the current directory, as aria2 reads it.
     init(
         command: GetCommand, items: [GetItem], logger: Logger, scratch: String? = nil, directory: String? = nil,
-        netrc: Netrc? = nil
+        netrc: Netrc? = nil, cookieFile: String? = nil
     ) throws {
         self.items = items
         overwrite = command.overwrite
@@ -64,12 +64,14 @@ final class GetSession: Sendable {
             ?? command.stateDirectory.map { itemDirectory == nil ? $0 : $0 + "/" + GetState.name(for: directory.path) }
             ?? GetState.directory(for: directory.path)
 
-        let curl = CurlTransport(
-            configuration: CurlTransport.Configuration(
-                maxConnections: max(64, command.parallel * 2, command.split * 2),
-                // The cap per host is shared by every download: room for one split download.
-                maxConnectionsPerHost: max(16, command.split),
-                userAgent: command.userAgent ?? CurlTransport.Configuration().userAgent, logger: logger))
+        var curlConfiguration = CurlTransport.Configuration(
+            maxConnections: max(64, command.parallel * 2, command.split * 2),
+            // The cap per host is shared by every download: room for one split download.
+            maxConnectionsPerHost: max(16, command.split),
+            userAgent: command.userAgent ?? CurlTransport.Configuration().userAgent, logger: logger)
+        curlConfiguration.cookieFile = cookieFile
+        curlConfiguration.cookieJar = command.saveCookies
+        let curl = CurlTransport(configuration: curlConfiguration)
         shutdownTransport = { curl.shutdown() }
         var transport: any Transport = curl
         let credentials = CredentialStore()
@@ -531,6 +533,8 @@ final class GetSession: Sendable {
         let deadline = ContinuousClock.now + .seconds(2)
         while manager.engine.hasTransfersInFlight, ContinuousClock.now < deadline { usleep(5_000) }
         try? manager.saveData()
+        // Writes the cookie jar, as a run that ends does.
+        shutdownTransport()
         printError("interrupted: run the same command again to continue")
         exit(status)
     }

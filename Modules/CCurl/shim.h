@@ -36,6 +36,16 @@ static inline CURLcode peregrine_easy_setopt_string(CURL *handle, CURLoption opt
     return curl_easy_setopt(handle, option, value);
 }
 
+/* A share of one cookie store among the easy handles of one thread (no locks needed). */
+static inline CURLSH *peregrine_share_cookies(void) {
+    CURLSH *share = curl_share_init();
+    if (share && curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_COOKIE) != CURLSHE_OK) {
+        curl_share_cleanup(share);
+        return NULL;
+    }
+    return share;
+}
+
 /* Sockets opened and closed by the caller, so that a transfer can find its connection. */
 static inline curl_socket_t peregrine_open_socket(struct curl_sockaddr *address) {
     return socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);

@@ -29,6 +29,8 @@ final class CurlDriver: @unchecked Sendable {
     // Driver-thread state.
     private var active: [TransferID: CurlTransfer] = [:]
     private var idleHandles: [UnsafeMutableRawPointer] = []
+    /// The cookie store every easy handle shares, when cookies are on.
+    private var cookies: UnsafeMutableRawPointer?
     private let sockets = SocketRegistry()
 
     init(configuration: CurlTransport.Configuration) {
@@ -59,6 +61,7 @@ final class CurlDriver: @unchecked Sendable {
     deinit {
         shutdown()
         for handle in idleHandles { curl_easy_cleanup(handle) }
+        if let cookies { curl_share_cleanup(cookies) }
         curl_multi_cleanup(multi)
     }
 
@@ -109,6 +112,7 @@ final class CurlDriver: @unchecked Sendable {
 
     private func run() {
         threadID.store(UInt(pthread_self()), ordering: .releasing)
+        startCookies()
         while true {
             let (commands, stopping) = inbox.withLock { inbox in
                 defer { inbox.commands.removeAll(keepingCapacity: true) }
@@ -128,8 +132,41 @@ final class CurlDriver: @unchecked Sendable {
             resumeThrottledTransfers()
             abortIdleTransfers()
         }
+        // Before the shutdown that waits for the thread returns: a caller may read the jar next.
+        saveCookies()
         hasExited.store(true, ordering: .releasing)
         exited.signal()
+    }
+
+    /// Makes the shared cookie store and reads the cookie file into it, when cookies are on.
+    private func startCookies() {
+        guard configuration.cookieFile != nil || configuration.cookieJar != nil else { return }
+        guard let share = peregrine_share_cookies() else {
+            configuration.logger.error("libcurl cannot share cookies: cookies are off")
+            return
+        }
+        cookies = share
+        guard let file = configuration.cookieFile, let easy = curl_easy_init() else { return }
+        defer { curl_easy_cleanup(easy) }
+        _ = peregrine_easy_setopt_pointer(easy, CURLOPT_SHARE, UnsafeRawPointer(share))
+        _ = peregrine_easy_setopt_string(easy, CURLOPT_COOKIEFILE, file)
+        _ = peregrine_easy_setopt_string(easy, CURLOPT_COOKIELIST, "RELOAD")
+    }
+
+    /// Writes the cookie store to the cookie jar, readable by its owner only.
+    private func saveCookies() {
+        guard let share = cookies, let jar = configuration.cookieJar, let easy = curl_easy_init() else { return }
+        // Made private before libcurl writes the cookies into it.
+        let descriptor = open(jar, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+        if descriptor >= 0 {
+            fchmod(descriptor, 0o600)
+            close(descriptor)
+        }
+        _ = peregrine_easy_setopt_pointer(easy, CURLOPT_SHARE, UnsafeRawPointer(share))
+        _ = peregrine_easy_setopt_string(easy, CURLOPT_COOKIEJAR, jar)
+        _ = peregrine_easy_setopt_string(easy, CURLOPT_COOKIELIST, "FLUSH")
+        curl_easy_cleanup(easy)
+        chmod(jar, 0o600)
     }
 
     /// How long the poll may wait: a second, or until the first transfer that its limiters hold
@@ -333,6 +370,11 @@ final class CurlDriver: @unchecked Sendable {
         )
         _ = peregrine_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1)
         _ = peregrine_easy_setopt_string(easy, CURLOPT_USERAGENT, configuration.userAgent)
+        if let cookies {
+            _ = peregrine_easy_setopt_pointer(easy, CURLOPT_SHARE, UnsafeRawPointer(cookies))
+            // An empty name turns the cookie engine on without reading a file.
+            _ = peregrine_easy_setopt_string(easy, CURLOPT_COOKIEFILE, "")
+        }
         _ = peregrine_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Int(request.timeouts.connect.wholeMilliseconds))
         if let lowSpeed = request.timeouts.lowSpeed {
             _ = peregrine_easy_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, max(lowSpeed.bytesPerSecond, 1))

@@ -35,6 +35,17 @@ public final class CurlTransport: Transport {
         public var userAgent: String
         /// Where the transport logs (transfer starts and ends at debug level).
         public var logger: Logger
+        /// A cookie file in Netscape format (curl's `-b FILE`, wget's and aria2c's
+        /// `--load-cookies`), read when the transport starts: its cookies go with every request
+        /// they match. Nil for none.
+        public var cookieFile: String?
+        /// Where the transport writes its cookies, in Netscape format and readable by its owner
+        /// only, when it shuts down (curl's `-c`, wget's and aria2c's `--save-cookies`). Nil for
+        /// nowhere.
+        ///
+        /// With either this or ``cookieFile``, cookies are on: those a server sets are sent back
+        /// on later requests that match them, across redirects and transfers of this transport.
+        public var cookieJar: String?
 
         /// Creates a configuration with the defaults: 64 connections, 16 per host, a 512 KiB
         /// buffer, HTTP/2 over TLS, progress at most every 100 ms.

@@ -35,6 +35,8 @@ import Testing
                     "location = /loop { return 302 /loop; }",
                     "location /basic/ { auth_basic \"netrc\"; auth_basic_user_file \(scratch.path("htpasswd")); }",
                     #"location = /echo { return 200 "$http_x_token|$http_user_agent|$http_referer"; }"#,
+                    #"location = /login { add_header Set-Cookie "session=abc123; Path=/"; return 302 /cookie/c.bin; }"#,
+                    #"location /cookie/ { if ($cookie_session != "abc123") { return 403; } }"#,
                 ]))
             try await server.start()
             return Rig(server: server, scratch: scratch, tool: tool)
@@ -336,6 +338,44 @@ import Testing
 
         let refused = try await rig.get(["-N", "--no-clobber", url])
         #expect(refused.status == 64 && refused.errorText.contains("--no-clobber"), "\(refused.errorText)")
+    }
+
+    /// Cookies as wget, aria2c and curl users keep them: one a server sets (here on a redirect)
+    /// goes with the next request, `--save-cookies` writes them in Netscape format for the owner
+    /// only, and `--load-cookies`/`-b` sends a saved or hand-written file's cookies.
+    @Test func cookiesRoundTripThroughNetscapeFiles() async throws {
+        let rig = try await Rig.start()
+        defer { rig.stop() }
+        let digest = try rig.serve("/cookie/c.bin", count: 30_000, seed: 91)
+        let url = rig.server.httpURL("/cookie/c.bin")
+        let refused = try await rig.get([url, "-o", "a.bin"])
+        #expect(refused.status == 3, "\(refused.errorText)")
+
+        let jar = rig.scratch.path("cookies.txt")
+        let loggedIn = try await rig.get(["--save-cookies", jar, rig.server.httpURL("/login"), "-o", "b.bin"])
+        #expect(loggedIn.status == 0, "\(loggedIn.errorText)")
+        #expect(try Rig.fileSHA256(rig.downloads + "/b.bin") == digest)
+        let saved = try String(contentsOfFile: jar, encoding: .utf8)
+        #expect(saved.contains("Netscape HTTP Cookie File"), "\(saved)")
+        #expect(saved.split(separator: "\n").contains { $0.hasSuffix("\tsession\tabc123") }, "\(saved)")
+        let mode = try FileManager.default.attributesOfItem(atPath: jar)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+
+        let again = try await rig.get(["-b", jar, url, "-o", "c.bin"])
+        #expect(again.status == 0, "\(again.errorText)")
+        #expect(try Rig.fileSHA256(rig.downloads + "/c.bin") == digest)
+
+        let handWritten = rig.scratch.path("hand.txt")
+        try "# a comment\n127.0.0.1\tFALSE\t/cookie/\tFALSE\t0\tsession\tabc123\n".write(
+            toFile: handWritten, atomically: true, encoding: .utf8)
+        let byHand = try await rig.get(["--load-cookies", handWritten, url, "-o", "d.bin"])
+        #expect(byHand.status == 0, "\(byHand.errorText)")
+        #expect(try Rig.fileSHA256(rig.downloads + "/d.bin") == digest)
+
+        let missing = try await rig.get(["--load-cookies", rig.scratch.path("none.txt"), url, "-o", "e.bin"])
+        #expect(missing.status == 64 && missing.errorText.contains("cookie file"), "\(missing.errorText)")
+        let nowhere = try await rig.get(["--save-cookies", rig.scratch.path("no/such/dir/jar"), url, "-o", "e.bin"])
+        #expect(nowhere.status == 64 && nowhere.errorText.contains("cookie jar"), "\(nowhere.errorText)")
     }
 
     /// `--split 16` asks each connection for its own piece at once: the server sends the file
