@@ -12,17 +12,20 @@ import Synchronization
 /// A download manager: SDEDownloadManager's API for Linux — persistent, resumable downloads kept
 /// as a sectioned, sortable list with a trash, thumbnails and meta info.
 ///
-/// It is a `DownloadQueue` (the engine on a store, and the lists) with the parts an app wants by
-/// default — libcurl's transport, the JSON store, OpenSSL's checksums — and a `Thumbnailer`, made
-/// from one ``Configuration`` and named by an identifier. Everything the queue does, the manager
-/// does: the list, the operations, the trash, the queries, meta info, limits, events (see
-/// `DownloadQueue` for threads and errors).
+/// It holds a `DownloadQueue` (the engine on a store, and the lists) with the parts an app wants
+/// by default — libcurl's transport, the JSON store, OpenSSL's checksums — and a `Thumbnailer`,
+/// made from one ``Configuration`` and named by an identifier. Everything the queue does, the
+/// manager does, through `DownloadQueueing`: the list, the operations, the trash, the queries,
+/// meta info, limits, events (see `DownloadQueue` for threads and errors).
 ///
 /// ## Identity
 /// ``manager(identifier:manualMode:configuration:)`` returns the same instance for the same
 /// identifier in a process; ``init(identifier:manualMode:configuration:)`` makes an unregistered
 /// one (tests, or a manager whose lifetime the app controls).
-public final class DownloadManager: DownloadQueue, @unchecked Sendable {
+public final class DownloadManager: DownloadQueueing {
+    /// The queue the manager holds; its members are the manager's.
+    public let downloadQueue: DownloadQueue
+
     #if Thumbnails
         /// The thumbnailer (with the Thumbnails trait, on by default).
         public let thumbnailer: Thumbnailer
@@ -120,7 +123,7 @@ public final class DownloadManager: DownloadQueue, @unchecked Sendable {
         } catch {
             throw DownloadManagerError(.storeFailed, "cannot load the store of \(identifier): \(error)")
         }
-        let snapshot = try Self.load(store, identifier)
+        let snapshot = try DownloadQueue.load(store, identifier)
 
         #if Thumbnails
             var thumbnailConfiguration = configuration.thumbnails
@@ -130,7 +133,18 @@ public final class DownloadManager: DownloadQueue, @unchecked Sendable {
             thumbnailConfiguration.disk = configuration.resolvedThumbnailDisk(for: identifier)
             let relay = CustomThumbnailRelay(initial: snapshot.customThumbnails)
             thumbnailConfiguration.customThumbnailIndexDidChange = { relay.indexDidChange($0) }
-            thumbnailer = Thumbnailer(configuration: thumbnailConfiguration)
+            let thumbnailer = Thumbnailer(configuration: thumbnailConfiguration)
+            self.thumbnailer = thumbnailer
+            // Drops the cached thumbnails of tasks whose files went (and their custom ones when
+            // the tasks went too).
+            let filesDidGo: @Sendable ([String], Bool) -> Void = { urlStrings, tasksRemoved in
+                for url in urlStrings {
+                    thumbnailer.removeThumbnails(forTask: url)
+                    if tasksRemoved { thumbnailer.removeCustomThumbnailForTask(url) }
+                }
+            }
+        #else
+            let filesDidGo: (@Sendable ([String], Bool) -> Void)? = nil
         #endif
 
         var engineConfiguration = DownloadEngine.Configuration(
@@ -146,13 +160,14 @@ public final class DownloadManager: DownloadQueue, @unchecked Sendable {
             segmentation: configuration.segmentation, overallSpeedLimit: configuration.overallSpeedLimit)
         engineConfiguration.preallocatesFiles = configuration.preallocatesFiles
         engineConfiguration.usesRemoteTime = configuration.usesRemoteTime
-        try super.init(
+        downloadQueue = try DownloadQueue(
             identifier: identifier, transport: configuration.transport ?? CurlTransport(), store: store,
             snapshot: snapshot, configuration: engineConfiguration,
-            options: Options(
+            options: DownloadQueue.Options(
                 manualMode: manualMode, isTrashOpened: configuration.isTrashOpened,
                 classifier: configuration.classifier, listClock: configuration.listClock,
-                calendar: configuration.calendar))
+                calendar: configuration.calendar),
+            filesDidGo: filesDidGo)
 
         #if Thumbnails
             relay.attach(core)
@@ -169,16 +184,6 @@ public final class DownloadManager: DownloadQueue, @unchecked Sendable {
         #endif
     }
 
-    #if Thumbnails
-        /// Drops the cached thumbnails of tasks whose files went (and their custom ones when the
-        /// tasks went too).
-        public override func filesDidGo(ofTasks urlStrings: [String], tasksRemoved: Bool) {
-            for url in urlStrings {
-                thumbnailer.removeThumbnails(forTask: url)
-                if tasksRemoved { thumbnailer.removeCustomThumbnailForTask(url) }
-            }
-        }
-    #endif
 }
 
 #if Thumbnails

@@ -14,7 +14,7 @@ public struct DownloadManagerError: PeregrineError {
         public static let indexPathOutOfBounds = Code(name: "index path out of bounds")
         /// A section index is outside the download list.
         public static let sectionOutOfBounds = Code(name: "section out of bounds")
-        /// A trash index is outside ``DownloadQueue/toDeleteList``.
+        /// A trash index is outside ``DownloadQueueing/toDeleteList``.
         public static let trashIndexOutOfBounds = Code(name: "trash index out of bounds")
         /// The operation needs manual mode (`ListSortType.manual`).
         public static let requiresManualMode = Code(name: "requires manual mode")

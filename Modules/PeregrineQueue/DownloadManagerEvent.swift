@@ -6,7 +6,7 @@ public enum DownloadManagerEvent: Sendable, Hashable {
     case task(EngineEvent)
     /// A download list changed: the rows and sections that moved, appeared or disappeared.
     case listChanged(DownloadListKey, ListChange)
-    /// Tasks were moved to the trash (``DownloadQueue/isTrashOpened``).
+    /// Tasks were moved to the trash (``DownloadQueueing/isTrashOpened``).
     case trashed([String])
     /// Tasks came back from the trash into the list.
     case restoredFromTrash([String])

@@ -4,7 +4,7 @@
     import Foundation
 #endif
 
-extension DownloadQueue {
+extension DownloadQueueing {
     // MARK: Adding in a predefined mode
 
     /// Downloads new files in a predefined sort mode and returns their locations (SDE's
@@ -315,7 +315,7 @@ extension DownloadQueue {
                 do {
                     change = try insert(&list, items)
                 } catch {
-                    change = Self.append(items, to: &list)
+                    change = DownloadQueue.append(items, to: &list)
                 }
                 let locations: [ListIndexPath] = urls.compactMap { list[$0] }
                 return (change, (locations, locations.count == urls.count && Self.areLast(locations, in: list)))

@@ -9,7 +9,7 @@
     import Musl
 #endif
 
-extension DownloadQueue {
+extension DownloadQueueing {
     /// Takes over a download made elsewhere (SDE's `resumeOuterDownload(with:insertAt:)`): the
     /// partial file is copied beside the download directory's files and becomes a `stopped`
     /// task that resumes from its end, sending `validator` as `If-Range` so that a changed file

@@ -1,4 +1,4 @@
-extension DownloadQueue {
+extension DownloadQueueing {
     /// A copy of a list (O(1), copy on write): everything the list model answers, consistent.
     public func list(_ key: DownloadListKey = .default) -> DownloadList {
         core.state.withLock { $0.lists[key] ?? core.newList() }

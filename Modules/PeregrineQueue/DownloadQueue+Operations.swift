@@ -7,9 +7,11 @@ extension DownloadQueue {
         case restart(TaskCompletionHandler?)
         case deleteFiles
     }
+}
 
+extension DownloadQueueing {
     /// Runs an operation in the engine and returns the tasks it changed.
-    func run(_ operation: TaskOperation, _ urls: [String]) -> [String] {
+    func run(_ operation: DownloadQueue.TaskOperation, _ urls: [String]) -> [String] {
         guard !urls.isEmpty else { return [] }
         let result: TaskOperationResult =
             switch operation {
@@ -143,7 +145,7 @@ extension DownloadQueue {
         defer { core.coordinator.leave() }
         try requireListed(urlStrings)
         let changed = run(.deleteFiles, urlStrings)
-        filesDidGo(ofTasks: changed, tasksRemoved: false)
+        downloadQueue.filesDidGo?(changed, false)
         callDeleteHandler(changed.map { ($0, ListIndexPath(section: 0, item: 0)) })
         return changed
     }
@@ -217,7 +219,7 @@ extension DownloadQueue {
         core.coordinator.enter()
         defer { core.coordinator.leave() }
         let changed = run(.deleteFiles, try urls(at: indexPaths, in: list))
-        filesDidGo(ofTasks: changed, tasksRemoved: false)
+        downloadQueue.filesDidGo?(changed, false)
         let located = zip(changed, locations(of: changed)).map { ($0, $1) }
         callDeleteHandler(located)
         return located.map(\.1)
@@ -285,7 +287,7 @@ extension DownloadQueue {
         core.coordinator.enter()
         defer { core.coordinator.leave() }
         let changed = run(.deleteFiles, try urls(inSection: section, in: list))
-        filesDidGo(ofTasks: changed, tasksRemoved: false)
+        downloadQueue.filesDidGo?(changed, false)
         let located = zip(changed, locations(of: changed)).map { ($0, $1) }
         callDeleteHandler(located)
         return located.map(\.1)
@@ -353,7 +355,7 @@ extension DownloadQueue {
         defer { core.coordinator.leave() }
         let urls = core.state.withLock { $0.lists[list]?.downloadList.flatMap { $0 } ?? [] }
         let changed = run(.deleteFiles, urls)
-        filesDidGo(ofTasks: changed, tasksRemoved: false)
+        downloadQueue.filesDidGo?(changed, false)
         callDeleteHandler(zip(changed, locations(of: changed)).map { ($0, $1) })
         return changed
     }
@@ -420,7 +422,7 @@ extension DownloadQueue {
         if trash {
             if !removed.isEmpty { core.announce([.trashed(removed)]) }
         } else {
-            filesDidGo(ofTasks: removed, tasksRemoved: true)
+            downloadQueue.filesDidGo?(removed, true)
         }
         var result: [String: ListIndexPath] = [:]
         for url in removed { result[url] = locations[url] }

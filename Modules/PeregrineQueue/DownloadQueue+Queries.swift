@@ -6,7 +6,7 @@ import PeregrineChecksums
     import Foundation
 #endif
 
-extension DownloadQueue {
+extension DownloadQueueing {
     // MARK: By URL
 
     /// A task's state; `DownloadState.notInList` for an unknown URL (SDE's `downloadState(ofTask:)`).
@@ -111,9 +111,9 @@ extension DownloadQueue {
     // MARK: Meta info and display names
 
     /// SDE's reserved meta info key for a file's display name.
-    public static let fileDisplayNameKey = "Key.String.FileDisplayName"
+    public static var fileDisplayNameKey: String { "Key.String.FileDisplayName" }
     /// SDE's reserved meta info key for a file's introduction.
-    public static let fileIntroKey = "Key.String.FileIntro"
+    public static var fileIntroKey: String { "Key.String.FileIntro" }
 
     /// Adds or replaces meta info of a task (SDE's `updateMetaInfo(_:forTask:)`); saved in the
     /// store.

@@ -1,4 +1,4 @@
-extension DownloadQueue {
+extension DownloadQueueing {
     /// The speed limit shared by every transfer of the manager (aria2's
     /// `max-overall-download-limit`); nil for none. A change reaches running transfers within
     /// `BandwidthLimiter.recheckInterval` (100 ms). Saved: a value set here (nil included)

@@ -1,4 +1,4 @@
-extension DownloadQueue {
+extension DownloadQueueing {
     /// The trash of the default list: deleted tasks, most recently deleted first (SDE's
     /// `toDeleteList`).
     public var toDeleteList: [String] { toDeleteList(in: .default) }
@@ -121,7 +121,7 @@ extension DownloadQueue {
             }
             return (try list.removeFromTrash(urls.filter { list.isInTrash($0) }), ())
         }
-        filesDidGo(ofTasks: urls, tasksRemoved: true)
+        downloadQueue.filesDidGo?(urls, true)
         core.announce([.cleanedUp(urls)])
         let located = urls.map { ($0, ListIndexPath(section: 0, item: rows[$0]!)) }
         callDeleteHandler(located)

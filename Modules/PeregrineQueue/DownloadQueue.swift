@@ -29,11 +29,11 @@ import Synchronization
 /// forbids, a meta info value that is not a property list — throws a ``DownloadManagerError`` and
 /// changes nothing. A task whose state refuses an operation is left out of the result, as in SDE.
 ///
-/// ## Subclassing
-/// The class is open so that a facade can add parts beside it (the manager adds thumbnails); its
-/// members are not. `@unchecked Sendable` because a class that can be subclassed cannot be
-/// checked: every stored property is a `let` of a `Sendable` type, and a subclass must keep it so.
-open class DownloadQueue: @unchecked Sendable {
+/// ## Facades
+/// A facade holds a queue rather than being one: its members are ``DownloadQueueing``'s, which
+/// the queue and a facade that holds one (the manager, which adds thumbnails) share, written once
+/// on ``downloadQueue``.
+public final class DownloadQueue: DownloadQueueing {
     /// Called once per deleted task: its URL string, its former location, the number of tasks
     /// the call deletes, and which of them this is (from 1).
     public typealias DeleteCompletionHandler =
@@ -69,12 +69,8 @@ open class DownloadQueue: @unchecked Sendable {
 
     /// The queue's identifier (the manager's), in its log and errors.
     public let identifier: String
-    /// The engine under the queue, for what the queue does not wrap.
-    public var engine: DownloadEngine { queue.engine }
     /// The engine on the store: the queue's persistence (restore, records, durable endings).
     package let queue: PersistentQueue
-    /// The store every change is written to.
-    public var store: any TaskStore { core.store }
     /// The tasks that came back changed because the process ended while they ran (each also got
     /// a ``DownloadManagerEvent/restoredAfterForcedQuit(_:previousState:)`` event).
     public let restoredAfterForcedQuit: [String]
@@ -83,7 +79,13 @@ open class DownloadQueue: @unchecked Sendable {
     public let loadRepairs: [String]
 
     package let core: ManagerCore
-    /// Serializes pushing list orders to the engine (never held with the core's lock).
+    /// Called inside an operation that deleted tasks' files (the `Bool`: the tasks too), before
+    /// it returns, so that a facade drops what it keeps of them (the manager: their thumbnails).
+    /// It must not call the queue.
+    package let filesDidGo: (@Sendable (_ urlStrings: [String], _ tasksRemoved: Bool) -> Void)?
+
+    /// The queue itself.
+    public var downloadQueue: DownloadQueue { self }
 
     /// Loads `store` synchronously: its tasks come back into an engine on `transport` (interrupted
     /// ones repaired) and its lists are rebuilt, never dropping a task.
@@ -113,13 +115,15 @@ open class DownloadQueue: @unchecked Sendable {
         }
     }
 
-    /// The queue on what `store` holds, `snapshot` (read by ``load(_:_:)``), for a subclass that
+    /// The queue on what `store` holds, `snapshot` (read by ``load(_:_:)``), for a facade that
     /// reads its own parts of the snapshot too.
     package init(
         identifier: String, transport: any Transport, store: any TaskStore, snapshot: StoreSnapshot,
-        configuration: DownloadEngine.Configuration, options: Options
+        configuration: DownloadEngine.Configuration, options: Options,
+        filesDidGo: (@Sendable (_ urlStrings: [String], _ tasksRemoved: Bool) -> Void)? = nil
     ) throws(DownloadManagerError) {
         self.identifier = identifier
+        self.filesDidGo = filesDidGo
         // Options saved by an earlier run win over the initial values.
         var engineConfiguration = configuration
         if case .integer(let saved) = snapshot.configuration["maxDownloadCount"] {
@@ -211,11 +215,6 @@ open class DownloadQueue: @unchecked Sendable {
         for key in loadedLists.keys { pushOrder(key) }
     }
 
-    /// Called inside an operation that deleted tasks' files (`tasksRemoved`: the tasks too),
-    /// before it returns, so that a subclass drops what it keeps of them (the manager: their
-    /// thumbnails). It must not call the queue. The queue's own does nothing.
-    open func filesDidGo(ofTasks urlStrings: [String], tasksRemoved: Bool) {}
-
     /// A saved list restricted to the restored tasks; tasks it holds are removed from `owned`.
     private static func rebuild(
         _ stored: StoredList, records: [String: DownloadTaskRecord], extras: [String: TaskExtras],
@@ -279,6 +278,24 @@ open class DownloadQueue: @unchecked Sendable {
         let location = ListIndexPath(section: last, item: list.taskCountInSection(last) ?? 0)
         return (try? list.insert(items, at: location)) ?? ListChange()
     }
+
+}
+
+extension DownloadQueueing {
+    /// The engine under the queue, for what the queue does not wrap.
+    public var engine: DownloadEngine { downloadQueue.queue.engine }
+    /// The store every change is written to.
+    public var store: any TaskStore { downloadQueue.core.store }
+    /// The queue's identifier (the manager's), in its log and errors.
+    public var identifier: String { downloadQueue.identifier }
+    /// The tasks that came back changed because the process ended while they ran (each also got
+    /// a ``DownloadManagerEvent/restoredAfterForcedQuit(_:previousState:)`` event).
+    public var restoredAfterForcedQuit: [String] { downloadQueue.restoredAfterForcedQuit }
+    /// What loading had to repair (store repairs, stored records the engine refused, list entries
+    /// without a task, tasks missing from their list), for the log. Empty when all was sound.
+    public var loadRepairs: [String] { downloadQueue.loadRepairs }
+    package var queue: PersistentQueue { downloadQueue.queue }
+    package var core: ManagerCore { downloadQueue.core }
 
     // MARK: Group commit
 
@@ -394,7 +411,7 @@ open class DownloadQueue: @unchecked Sendable {
     }
 
     /// Called once per task deleted by the next deleting call, then reset to nil, as in SDE.
-    public var deleteCompletionHandler: DeleteCompletionHandler? {
+    public var deleteCompletionHandler: DownloadQueue.DeleteCompletionHandler? {
         get { core.state.withLock { $0.deleteCompletionHandler } }
         set { core.state.withLock { $0.deleteCompletionHandler = newValue } }
     }

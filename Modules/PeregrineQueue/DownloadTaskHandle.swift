@@ -21,7 +21,7 @@ import Synchronization
 /// one at the queue's drain then — a transfer's, or an operation's caller right after its call.
 /// One thread delivers events in the order they happened; two threads delivering events of the
 /// same task at once (a progress report and the pause that stops it) may call the closures in
-/// either order. The `AsyncStream` of ``DownloadQueue/events()`` is another consumer, in order,
+/// either order. The `AsyncStream` of ``DownloadQueueing/events()`` is another consumer, in order,
 /// with no ordering between the two. A
 /// `success` or `failure` closure added after the task ended is called at once with the last
 /// outcome. The handle stays attached until the task is deleted; a task downloaded again

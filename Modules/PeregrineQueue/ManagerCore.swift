@@ -25,7 +25,7 @@ struct ManagerState {
     var lists: [DownloadListKey: DownloadList] = [:]
     var extras: [String: TaskExtras] = [:]
     /// The latest record of each task the engine reported before it joined a list (added, not
-    /// placed yet): ``DownloadQueue/place(_:in:_:)`` lists it with this one.
+    /// placed yet): ``DownloadQueueing/place(_:in:_:)`` lists it with this one.
     var unlisted: [String: DownloadTaskRecord] = [:]
     /// The trashed tasks whose finished file stays when they are cleaned up.
     var trashKeepsFinishedFile: Set<String> = []
