@@ -39,10 +39,11 @@ public struct Segmentation: Sendable, Hashable {
 /// as a single transfer: one head (the first response's), one running byte count, one
 /// completion once every piece has ended.
 ///
-/// The first request asks for everything from the attempt's start, as a single-connection
-/// transfer would. When its head shows a validator, range support and a length, the rest of
-/// the file is cut into pieces for further connections (each a closed range with `If-Range`),
-/// and the first connection is stopped at the end of its own piece. Splitting is dynamic: a
+/// A fresh download's first request asks for the file's first bytes only (``probe``), learning
+/// its length; a resumed one's asks for everything from the attempt's start, as a
+/// single-connection transfer would. When the head shows a validator, range support and a
+/// length, the rest of the file is cut into pieces for further connections (each a closed
+/// range with `If-Range`), and the first connection ends at the end of its own piece. Splitting is dynamic: a
 /// connection that finished its piece takes the upper half of the largest piece still running
 /// (never leaving a piece smaller than the minimum), so every connection stays busy to the end.
 ///
@@ -132,6 +133,12 @@ final class SegmentedTransfer: @unchecked Sendable {
         var kept: [Range<Int64>] = []
         var failure: TransportError?
         var completed = false
+        /// The first request asks for the first piece only (see ``SegmentedTransfer/probe``)
+        /// until its head is in.
+        var probing = false
+        /// The first piece's answer cannot start a split (no validator, or a 416 for an empty
+        /// file): once that request ended, the first connection asks for the whole file.
+        var probeFailed = false
     }
 
     let transport: any Transport
@@ -168,6 +175,12 @@ final class SegmentedTransfer: @unchecked Sendable {
 
     /// The piece of the first request; the engine sees its file as the attempt's sink.
     let primary: Piece
+    /// A fresh download's first request: a closed range of twice the minimum piece
+    /// (``Segmentation/minimumSegmentSize``; a whole 200 accepted), so that the server sends no more than that before the
+    /// head tells the length and the pieces are cut; nil when it asks for everything from the
+    /// start. An open-ended first request runs on past its piece until its connection is cut:
+    /// on a fast link, socket buffers' worth (several MiB) sent for nothing.
+    let probe: TransferRequest?
     /// The time, for pieces' paces (the engine's clock, virtual in tests).
     private let now: @Sendable () -> Duration
 
@@ -198,7 +211,18 @@ final class SegmentedTransfer: @unchecked Sendable {
         // first range already on disk.
         primary = Piece(index: 0, start: startOffset, end: ranges.first?.lowerBound ?? .max, path: path)
         primary.launchedAt = now()
+        if segmentation.splits, startOffset == 0, ranges.isEmpty, request.range == nil, request.method == .get {
+            var first = request
+            // Two minimum pieces: a file smaller than that is not split anyway.
+            first.range = ByteRange(start: 0, end: 2 * segmentation.minimumSegmentSize - 1)
+            first.acceptsWholeBody = true
+            probe = first
+        } else {
+            probe = nil
+        }
+        let probing = probe != nil
         state.withLock {
+            $0.probing = probing
             $0.pieces = [primary]
             $0.sources = [Source(url: request.url)] + mirrors.map { Source(url: $0) }
             $0.kept = ranges
@@ -220,7 +244,7 @@ final class SegmentedTransfer: @unchecked Sendable {
 
     /// Starts the first connection.
     func start() {
-        launch(primary, request: request)
+        launch(primary, request: probe ?? request)
     }
 
     /// Applies the engine's command to every running connection; a command with a sequence
@@ -297,8 +321,28 @@ final class SegmentedTransfer: @unchecked Sendable {
             // the rest of a slow one now.
             if segmentation.splits { fillConnections() }
         case .completed(let result):
+            if piece === primary, askWholeFileAfterProbe() { return }
             pieceEnded(piece, result)
         }
+    }
+
+    /// After a first-piece request whose answer could not start a split: the first connection
+    /// asks for the whole file from the start, as without the probe (its bytes are written
+    /// again). True when it did.
+    private func askWholeFileAfterProbe() -> Bool {
+        let again = state.withLock { state -> Bool in
+            guard state.probeFailed, state.failure == nil, state.command != .cancel else { return false }
+            state.probeFailed = false
+            state.probing = false
+            state.splitDecided = false
+            state.primaryHead = nil
+            primary.position = startOffset
+            primary.end = .max
+            primary.isRunning = true
+            return true
+        }
+        if again { launch(primary, request: request) }
+        return again
     }
 
     private func receivedBytes() -> Int64 {
@@ -312,8 +356,20 @@ final class SegmentedTransfer: @unchecked Sendable {
     }
 
     private func primaryHead(_ head: ResponseHead) {
-        enum Decision { case single, split, changed, refused(String) }
+        enum Decision { case single, split, changed, refused(String), probeFailed }
         let decision: Decision = state.withLock { state in
+            if state.probing {
+                state.probing = false
+                // A 206 cannot be split without a validator (nor continued without one: the
+                // next request might get another version) or without the file's length; a 416
+                // is an empty file's answer.
+                if head.status == 416
+                    || (head.status == 206 && (head.resumeValidator == nil || head.completeLength == nil))
+                {
+                    state.probeFailed = true
+                    return .probeFailed
+                }
+            }
             state.primaryHead = head
             state.splitDecided = true
             if head.isSuccess, let refusal = request.rangeRefusal(of: head) {
@@ -348,15 +404,40 @@ final class SegmentedTransfer: @unchecked Sendable {
             holes.removeAll { $0.isEmpty }
             // Chunks only help when several connections share the holes out; one connection
             // (a single mirror taking over, say) keeps one request per hole.
+            var pieceSize: Int64?
             if hasher != nil, segmentation.splits {
-                holes = Self.chunked(holes, size: min(hashingChunkSize, evenPieceSize(of: holes)))
+                pieceSize = min(hashingChunkSize, evenPieceSize(of: holes))
             } else if segmentation.splits, request.maxReceiveBytesPerSecond == nil {
                 // Every connection asks for its final range at once. Halving running pieces
                 // instead (the way a piece is taken over later) leaves each halved request
                 // running past its new end until the connection is cut: at 16 connections, a
                 // quarter of the file more from the server.
-                holes = Self.chunked(holes, size: evenPieceSize(of: holes))
+                pieceSize = evenPieceSize(of: holes)
             }
+            if let probeEnd = probe?.range?.end.map({ $0 + 1 }), head.status == 206 {
+                // The first request asked for the file's first bytes only (a fresh download:
+                // one hole from byte 0). It keeps them as its piece when they are at least a
+                // piece; otherwise its connection takes the rest of its piece once they are in:
+                // last, after every other connection got a piece of its own, unless the
+                // download is hashed in file order.
+                let firstEnd = min(probeEnd, length)
+                primary.end = firstEnd
+                let pieceEnd = pieceSize.map { min($0, length) } ?? length
+                if firstEnd >= pieceEnd {
+                    let rest = firstEnd < length ? [firstEnd..<length] : []
+                    state.queued = pieceSize.map { Self.chunked(rest, size: $0) } ?? rest
+                } else {
+                    let rest = pieceEnd < length ? [pieceEnd..<length] : []
+                    state.queued = pieceSize.map { Self.chunked(rest, size: $0) } ?? rest
+                    if hasher != nil {
+                        state.queued.insert(firstEnd..<pieceEnd, at: 0)
+                    } else {
+                        state.queued.append(firstEnd..<pieceEnd)
+                    }
+                }
+                return .split
+            }
+            if let size = pieceSize { holes = Self.chunked(holes, size: size) }
             if let first = holes.first, first.lowerBound == startOffset {
                 primary.end = first.upperBound
                 state.queued = Array(holes.dropFirst())
@@ -366,8 +447,14 @@ final class SegmentedTransfer: @unchecked Sendable {
             }
             return .split
         }
+        if case .probeFailed = decision {
+            // Its body is of no use: end it now (a 416 ends by itself).
+            if let id = state.withLock({ _ in primary.id }), head.status != 416 { transport.cancel(id) }
+            return
+        }
         deliver(.head(head))
         switch decision {
+        case .probeFailed: break
         case .single: break
         case .split: fillConnections()
         case .changed:

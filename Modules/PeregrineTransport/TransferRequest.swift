@@ -30,6 +30,10 @@ public struct TransferRequest: Sendable, Hashable {
     /// With ``range``: the length of the whole file that the bytes before the range belong to,
     /// when known, so that a 206 of a file of another length is refused (see ``rangeRefusal(of:)``).
     public var rangeCompleteLength: Int64?
+    /// With a ``range`` from byte 0: whether a 200 with the whole body is as good an answer as
+    /// the 206 (a request for a file's first piece that also learns its length, which a server
+    /// without ranges answers whole). False by default: a range is then answered by a 206 only.
+    public var acceptsWholeBody = false
     /// Credentials, sent only to the request's origin (see ``RequestCredentials``).
     public var credentials: RequestCredentials?
     /// How the certificate of the request's own host is checked; also used for every other host a
@@ -117,6 +121,7 @@ public struct TransferRequest: Sendable, Hashable {
     /// refuses such an answer with ``TransportError/Code/rangeNotHonoured`` before writing a byte.
     public func rangeRefusal(of head: ResponseHead) -> String? {
         guard let range else { return nil }
+        if head.status == 200, acceptsWholeBody, range.start == 0 { return nil }
         guard head.status == 206 else { return "status \(head.status)" }
         guard let contentRange = head.contentRange, contentRange.first == range.start else {
             return "a range that starts elsewhere (\(head.headers["Content-Range"] ?? "no Content-Range"))"

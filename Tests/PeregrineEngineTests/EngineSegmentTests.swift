@@ -56,8 +56,10 @@ struct EngineSegmentTests {
         #expect(h.bytes(of: "big.bin") == body.allBytes)
         #expect(h.visibleFiles == ["big.bin"])
         let requests = h.server.requests(for: "/big.bin").filter { $0.method == "GET" }
-        // The first request asks for everything; the others for closed ranges of the same file.
-        #expect(requests.first?.headers["Range"] == nil)
+        // The first request asks for the first two minimum pieces (learning the length, with no
+        // validator to send yet); the others for closed ranges of the same file.
+        #expect(requests.first?.headers["Range"] == "bytes=0-2097151")
+        #expect(requests.first?.headers["If-Range"] == nil)
         for request in requests.dropFirst() {
             #expect(request.headers["Range"]?.hasPrefix("bytes=") == true)
             #expect(request.headers["If-Range"] == "\"s\"")
@@ -146,6 +148,19 @@ struct EngineSegmentTests {
         #expect(Set(ranges.map(\.lowerBound)).count == ranges.count)
     }
 
+    /// An empty file answers the first request's range with 416: it is asked for whole and
+    /// finishes empty, as without splitting.
+    @Test func anEmptyFileFinishesEmptyWhenSplitting() throws {
+        let h = try Self.harness(connections: 4)
+        h.serve("/empty.bin", count: 0)
+        let url = h.url("/empty.bin")
+        h.engine.download([url])
+        h.runUntilIdle()
+        #expect(h.engine.state(ofTask: url) == .finished)
+        #expect(h.bytes(of: "empty.bin") == [])
+        #expect(h.ranges("/empty.bin") == ["bytes=0-2097151 -", "- -"])
+    }
+
     @Test(arguments: [false, true])
     func aServerThatCannotSplitGetsOneConnection(withoutValidator: Bool) throws {
         let h = try Self.harness(connections: 4)
@@ -160,7 +175,9 @@ struct EngineSegmentTests {
         h.runUntilIdle()
         #expect(h.engine.state(ofTask: url) == .finished)
         #expect(h.bytes(of: "one.bin") == body.allBytes)
-        #expect(h.ranges("/one.bin") == ["- -"])
+        // The first request asks for the first pieces. A server without ranges answers it whole;
+        // a 206 without a validator cannot be split or continued, so the file is asked for whole.
+        #expect(h.ranges("/one.bin") == (withoutValidator ? ["bytes=0-2097151 -", "- -"] : ["bytes=0-2097151 -"]))
     }
 
     @Test func aSmallFileUsesOneConnection() throws {

@@ -5,8 +5,8 @@
 
 import Peregrine
 
-// Docs/GettingStarted.md:214
-func snippetGettingstartedLine214() async throws {
+// Docs/GettingStarted.md:217
+func snippetGettingstartedLine217() async throws {
     let manager = try DownloadManager.manager(identifier: "main")
     manager.overallSpeedLimit = try SpeedLimit.parse("8M")                 // all transfers together
     manager.setSpeedLimit(try SpeedLimit(bytesPerSecond: 1 << 20), forList: "videos")

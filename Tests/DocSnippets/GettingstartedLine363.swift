@@ -7,8 +7,8 @@ import PeregrineCurlTransport
 import PeregrineEngine
 import PeregrineTransport
 
-// Docs/GettingStarted.md:360
-func snippetGettingstartedLine360() async throws {
+// Docs/GettingStarted.md:363
+func snippetGettingstartedLine363() async throws {
     var request = try TransferRequest(url: "https://example.org/a.iso")
     request.trust = .customCA(path: "/etc/my-ca.pem")                       // instead of the system CAs
     request.trust = .pinnedPublicKeys(["base64-sha256-of-spki="])          // plus pinning

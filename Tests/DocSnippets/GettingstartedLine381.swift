@@ -6,8 +6,8 @@
 import PeregrineMockTransport
 import PeregrineTransport
 
-// Docs/GettingStarted.md:378
-func snippetGettingstartedLine378() async throws {
+// Docs/GettingStarted.md:381
+func snippetGettingstartedLine381() async throws {
     let server = MockServer()
     server.setRoute(.file(.generated(seed: 42, count: 5_000_000), entityTag: .fixed("\"v1\"")), for: "/f.bin")
     server.setRoute(.redirect(302, to: "/f.bin"), for: "/latest")

@@ -9,8 +9,8 @@ import PeregrineJSONStorage
 import PeregrinePersistence
 import PeregrineVerification
 
-// Docs/GettingStarted.md:289
-func snippetGettingstartedLine289() async throws {
+// Docs/GettingStarted.md:292
+func snippetGettingstartedLine292() async throws {
     let stateDirectory = "/tmp/state"
     let downloadDirectory = "/tmp/downloads"
 

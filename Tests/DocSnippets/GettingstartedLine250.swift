@@ -6,8 +6,8 @@
 import Peregrine
 import PeregrineCurlTransport
 
-// Docs/GettingStarted.md:247
-func snippetGettingstartedLine247() async throws {
+// Docs/GettingStarted.md:250
+func snippetGettingstartedLine250() async throws {
     let configured = DownloadManager.Configuration()
 
     var configuration = configured

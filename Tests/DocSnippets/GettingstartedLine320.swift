@@ -7,8 +7,8 @@ import PeregrineCurlTransport
 import PeregrineEngine
 import PeregrineTransport
 
-// Docs/GettingStarted.md:317
-func snippetGettingstartedLine317() async throws {
+// Docs/GettingStarted.md:320
+func snippetGettingstartedLine320() async throws {
     let transport = CurlTransport()                 // one thread, shared by every transfer
     let request = try TransferRequest(url: "https://example.org/a.iso")
     let sink = try FileSink(path: "/srv/downloads/.a.iso.part")

@@ -7,8 +7,8 @@ import PeregrineCurlTransport
 import PeregrineEngine
 import PeregrineTransport
 
-// Docs/GettingStarted.md:342
-func snippetGettingstartedLine342() async throws {
+// Docs/GettingStarted.md:345
+func snippetGettingstartedLine345() async throws {
     let transport = CurlTransport()
     let request = try TransferRequest(url: "https://example.org/a.iso")
     let sink = MemorySink()

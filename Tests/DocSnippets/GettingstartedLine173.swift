@@ -5,8 +5,8 @@
 
 import Peregrine
 
-// Docs/GettingStarted.md:170
-func snippetGettingstartedLine170() async throws {
+// Docs/GettingStarted.md:173
+func snippetGettingstartedLine173() async throws {
     let manager = try DownloadManager.manager(identifier: "main")   // same instance per identifier
     manager.maxDownloadCount = 3                                     // the rest wait, in list order
     manager.isTrashOpened = true                                     // deleting goes to the trash first
