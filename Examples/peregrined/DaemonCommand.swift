@@ -48,8 +48,18 @@ struct DaemonCommand: AsyncParsableCommand {
 
     @Option(
         name: .customLong("rpc-secret"),
-        help: "The secret clients give as token:SECRET (or the environment's PEREGRINE_RPC_SECRET).")
+        help: ArgumentHelp(
+            "The secret clients give as token:SECRET. Masked in the process title, but seen in the shell's "
+                + "history and briefly by ps: prefer --rpc-secret-file or PEREGRINE_RPC_SECRET."))
     var secret: String?
+
+    @Option(
+        name: .customLong("rpc-secret-file"),
+        help: ArgumentHelp(
+            "Read the secret from the first line of this file (readable by the service's user only): the safe "
+                + "way, with PEREGRINE_RPC_SECRET.",
+            valueName: "file"))
+    var secretFile: String?
 
     @Flag(name: .customLong("rpc-listen-all"), help: "Listen on every interface instead of 127.0.0.1 only.")
     var listenAll = false
@@ -102,6 +112,9 @@ struct DaemonCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--rpc-listen-port must be 0 to 65535") }
+        if secret != nil, secretFile != nil {
+            throw ValidationError("--rpc-secret and --rpc-secret-file exclude each other: give one")
+        }
         guard Segmentation.connectionRange.contains(split) else {
             throw ValidationError("--split takes a number of connections from 1 to 64, not \(split)")
         }
@@ -120,6 +133,63 @@ struct DaemonCommand: AsyncParsableCommand {
         guard leaseSeconds >= 0.1, leaseSeconds <= 86400 else {
             throw ValidationError("--lease takes 0.1 to 86400 seconds")
         }
+    }
+
+    /// Overwrites the value of `--rpc-secret` (and a password in `--store`'s URL) in the
+    /// process's own argument strings with `*`, as aria2 does, so that `ps` and
+    /// `/proc/PID/cmdline` show no secret once the service runs. The parsed values were copied
+    /// before.
+    static func maskSecretsInProcessTitle() {
+        let count = Int(CommandLine.argc)
+        let arguments = CommandLine.unsafeArgv
+        func mask(_ index: Int, from offset: Int) {
+            guard index < count, let text = arguments[index] else { return }
+            var position = offset
+            while text[position] != 0 {
+                text[position] = CChar(UInt8(ascii: "*"))
+                position += 1
+            }
+        }
+        func maskPassword(_ index: Int, from offset: Int) {
+            guard index < count, let text = arguments[index] else { return }
+            let value = String(cString: text + offset)
+            // scheme://user:password@host…: the password alone.
+            guard let scheme = value.range(of: "://"),
+                let at = value[scheme.upperBound...].firstIndex(of: "@"),
+                let colon = value[scheme.upperBound..<at].firstIndex(of: ":")
+            else { return }
+            let start = offset + value.utf8.distance(from: value.startIndex, to: value.index(after: colon))
+            let end = offset + value.utf8.distance(from: value.startIndex, to: at)
+            for position in start..<end { text[position] = CChar(UInt8(ascii: "*")) }
+        }
+        var index = 1
+        while index < count {
+            guard let pointer = arguments[index] else { break }
+            let argument = String(cString: pointer)
+            for (name, masks) in [("--rpc-secret", mask), ("--store", maskPassword)] {
+                if argument == name {
+                    masks(index + 1, 0)
+                } else if argument.hasPrefix(name + "=") {
+                    masks(index, name.utf8.count + 1)
+                }
+            }
+            index += 1
+        }
+    }
+
+    /// The first line of a secret file; refused when it cannot be read or is empty, and warned
+    /// about when others may read it.
+    static func readSecret(from path: String) throws -> String {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ValidationError("cannot read the secret file \(path)")
+        }
+        let secret = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).first.map(String.init)
+        guard let secret, !secret.isEmpty else { throw ValidationError("the secret file \(path) is empty") }
+        var status = stat()
+        if stat(path, &status) == 0, status.st_mode & 0o077 != 0 {
+            printError("warning: \(path) holds the RPC secret and others may read it (chmod 600 \(path))")
+        }
+        return secret
     }
 
     /// glibc's allocator for a process that runs for days: at most two arenas (glibc's default
@@ -141,6 +211,10 @@ struct DaemonCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        Self.maskSecretsInProcessTitle()
+        // Before anything is opened: a secret file that cannot be read is a usage error.
+        let token =
+            try secret ?? secretFile.map(Self.readSecret) ?? ProcessInfo.processInfo.environment["PEREGRINE_RPC_SECRET"]
         Self.tuneAllocator()
         var logger = Logger(label: "peregrine.daemon") { StreamLogHandler.standardError(label: $0) }
         logger.logLevel = verbose ? .debug : .info
@@ -177,7 +251,6 @@ struct DaemonCommand: AsyncParsableCommand {
             logger.info("recovered after a forced quit", metadata: ["url": "\(url)"])
         }
 
-        let token = secret ?? ProcessInfo.processInfo.environment["PEREGRINE_RPC_SECRET"]
         var rpcConfiguration = RPCServiceConfiguration(
             host: listenAll ? "0.0.0.0" : "127.0.0.1", port: port,
             secret: token.flatMap { $0.isEmpty ? nil : SecretToken($0) }, allowOriginAll: allowOriginAll,

@@ -337,18 +337,15 @@ public final class FleetWorker: Sendable {
             }
         }
         for (list, batch) in fresh {
-            do throws(DownloadManagerError) {
-                let addition = try manager.download(batch.map(\.item), in: DownloadListKey(list)).addition
-                // What the manager refused (an invalid URL or checksum) ends here, failed, rather
-                // than holding its lease for ever.
-                for refused in addition.invalid {
-                    failed(refused.urlString, batch, DownloadManagerError(.invalidURL, "\(refused.error)"))
-                }
-                for refused in addition.invalidChecksums {
-                    failed(refused.urlString, batch, DownloadManagerError(.invalidChecksum, "\(refused.error)"))
-                }
-            } catch {
-                for (task, _) in batch { failToStart(task, error) }
+            // A list in manual mode takes them at the end of its last section.
+            let addition = manager.downloadInAnyMode(batch.map(\.item), in: DownloadListKey(list)).addition
+            // What the manager refused (an invalid URL or checksum) ends here, failed, rather
+            // than holding its lease for ever.
+            for refused in addition.invalid {
+                failed(refused.urlString, batch, DownloadManagerError(.invalidURL, "\(refused.error)"))
+            }
+            for refused in addition.invalidChecksums {
+                failed(refused.urlString, batch, DownloadManagerError(.invalidChecksum, "\(refused.error)"))
             }
         }
     }

@@ -56,6 +56,28 @@ extension DownloadQueueing {
         return (addition, locations)
     }
 
+    /// Downloads new files in either mode: where the sort puts them in a predefined mode, at the
+    /// end of the last section in manual mode (a placeholder section when there is none). For
+    /// callers that know nothing of sections — aria2's `addUri`, a command line — where
+    /// ``download(_:in:successOrFailHandler:)-([DownloadItem],_,_)`` keeps SDE's refusal.
+    ///
+    /// - Returns: what the engine did with each URL (added, duplicate, invalid) and the new
+    ///   tasks' locations.
+    @discardableResult
+    public func downloadInAnyMode(
+        _ items: [DownloadItem], in list: DownloadListKey = .default,
+        successOrFailHandler: TaskCompletionHandler? = nil
+    ) -> (addition: DownloadAddition, locations: [ListIndexPath]) {
+        core.coordinator.enter()
+        defer { core.coordinator.leave() }
+        let addition = engine.download(items, in: list, completion: core.deferred(successOrFailHandler))
+        let locations = place(addition.added, in: list) { (list, items) throws(DownloadListError) in
+            // In manual mode this throws, and the items go to the end of the last section.
+            try list.add(items)
+        }
+        return (addition, locations)
+    }
+
     /// Downloads one file, or continues it: returns a handle to chain closures on or to await
     /// (Tiercel's `download(_:)?.progress { }.success { }.failure { }`, and
     /// `try await manager.download(url).value`).

@@ -1,6 +1,7 @@
 /// Decodes JSON-RPC 2.0 request bodies (single or batch) and encodes responses and
 /// notifications, as aria2 does: a body that is no JSON answers `-32700` with a null id, a
-/// JSON value that is no request answers `-32600`, an empty batch answers `[]`.
+/// JSON value that is no request (also one without an `id`) answers `-32600`, an empty batch
+/// answers `[]`.
 ///
 /// Pure functions; nothing here can crash on input (the decoder is fuzzed).
 public enum RPCCodec {
@@ -40,7 +41,9 @@ public enum RPCCodec {
     /// Reads one request object.
     static func entry(_ value: JSONValue) -> Entry {
         guard case .object(let members) = value else { return .invalid(id: .null, .invalidRequest) }
-        let id = members["id"] ?? .null
+        // A call without an id (a JSON-RPC notification) is refused and runs nothing, as aria2
+        // refuses it: it would be answered by nobody. An explicit null id is a call.
+        guard let id = members["id"] else { return .invalid(id: .null, .invalidRequest) }
         switch id {
         case .null, .string, .integer, .double: break
         default: return .invalid(id: .null, .invalidRequest)

@@ -40,17 +40,13 @@ extension RPCDispatcher {
         if let existing = manager.engine.task(url)?.urlString {
             return .string(readd(existing).description)
         }
-        let addition: DownloadAddition
-        do throws(DownloadManagerError) {
-            addition = try manager.download([
-                DownloadItem(
-                    url, preferredFileName: fileName, checksum: options.values["checksum"],
-                    maxConnections: connections(options, servers: uris.count), speedLimit: speedLimit(options),
-                    mirrors: Array(uris.dropFirst()))
-            ]).addition
-        } catch {
-            throw Self.error(error)
-        }
+        // aria2's clients know nothing of sections: in manual mode the download goes last.
+        let addition = manager.downloadInAnyMode([
+            DownloadItem(
+                url, preferredFileName: fileName, checksum: options.values["checksum"],
+                maxConnections: connections(options, servers: uris.count), speedLimit: speedLimit(options),
+                mirrors: Array(uris.dropFirst()))
+        ]).addition
         if let invalid = addition.invalid.first { throw RPCError("Invalid URI \(invalid.urlString): \(invalid.error)") }
         if let refused = addition.invalidChecksums.first { throw RPCError.badOption("checksum", "\(refused.error)") }
         if let duplicate = addition.duplicates.first {

@@ -8,6 +8,12 @@ import PeregrineCore
 import ServiceLifecycle
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
 /// The download service: aria2-compatible JSON-RPC at `/jsonrpc`, over HTTP POST and over
 /// WebSocket on the same port, on a `DownloadManager` the application already has.
 ///
@@ -282,15 +288,31 @@ public final class RPCService: Service, Sendable {
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
     }
 
-    /// 403 for a request a browser sent from another origin, unless every origin is allowed.
+    /// 403 for a request a browser sent from another origin, unless every origin is allowed;
+    /// and, without a secret, for a request to a host name other than `localhost`: a domain
+    /// that an attacker points at this machine (DNS rebinding) makes its page's origin match its
+    /// Host, so only an address or `localhost` proves the page is this service's own.
     private static func refuseForeignOrigin(_ request: HTTPRequest, _ configuration: RPCServiceConfiguration)
         -> Response?
     {
+        if configuration.secret == nil, let authority = request.authority, !isAddressOrLocalhost(authority) {
+            return Response(status: .forbidden)
+        }
         guard !configuration.allowOriginAll, let origin = request.headerFields[.origin] else { return nil }
         let host = request.authority ?? ""
         let originHost = origin.split(separator: "/", omittingEmptySubsequences: true).dropFirst().first.map(
             String.init)
         if originHost == host { return nil }
         return Response(status: .forbidden)
+    }
+
+    /// Whether a Host header names an IP address (`127.0.0.1:6800`, `[::1]:6800`) or
+    /// `localhost`, which no DNS answer can take over.
+    static func isAddressOrLocalhost(_ authority: String) -> Bool {
+        if authority.hasPrefix("[") { return authority.contains("]") }
+        let host = authority.split(separator: ":", maxSplits: 1).first.map(String.init) ?? ""
+        if host.lowercased() == "localhost" || host.lowercased() == "localhost." { return true }
+        var address = in_addr()
+        return inet_pton(AF_INET, host, &address) == 1
     }
 }

@@ -16,6 +16,14 @@ import Testing
     @Test func jsonThatIsNoRequestIsAnInvalidRequestKeepingItsID() {
         #expect(RPCCodec.decode(Array("5".utf8)) == .single(.invalid(id: .null, .invalidRequest)))
         #expect(RPCCodec.decode(Array(#"{"id":7}"#.utf8)) == .single(.invalid(id: 7, .invalidRequest)))
+        // No id, as aria2: refused (a notification nobody would answer), with a null id; an
+        // explicit null id is a call.
+        #expect(
+            RPCCodec.decode(Array(#"{"jsonrpc":"2.0","method":"aria2.pauseAll"}"#.utf8))
+                == .single(.invalid(id: .null, .invalidRequest)))
+        #expect(
+            RPCCodec.decode(Array(#"{"id":null,"method":"m"}"#.utf8))
+                == .single(.call(RPCCall(id: .null, method: "m", params: []))))
         #expect(
             RPCCodec.decode(Array(#"{"id":"a","method":3}"#.utf8)) == .single(.invalid(id: "a", .invalidRequest)))
         #expect(

@@ -77,7 +77,51 @@ import Testing
         #expect(result.text.hasSuffix("PASS\n"))
     }
 
-    /// kill -9 (or SIGTERM, a graceful stop) in the middle of a download; started again, the
+    /// The secret never shows in the process title (`ps`, /proc/PID/cmdline), given on the
+    /// command line as `--rpc-secret S` or `--rpc-secret=S`, nor a password in `--store`'s URL;
+    /// `--rpc-secret-file` reads it from a file instead; both with the secret still required.
+    @Test func theSecretIsMaskedInTheProcessTitleOrReadFromAFile() async throws {
+        let tool = try #require(Self.peregrine, "no peregrine binary beside the tests: build with --build-tests")
+        let scratch = try TemporaryDirectory(prefix: "peregrine-secret")
+        defer { scratch.remove() }
+        func title(_ daemon: DaemonProcess) -> String {
+            let bytes = FileManager.default.contents(atPath: "/proc/\(daemon.process.processIdentifier)/cmdline")
+            return String(decoding: bytes ?? Data(), as: UTF8.self).replacingOccurrences(of: "\0", with: " ")
+        }
+        func answers(_ daemon: DaemonProcess, _ token: String) async throws -> Bool {
+            try await daemon.call("aria2.getVersion", "\"token:\(token)\"")["result"] != nil
+        }
+        let base = ["daemon", "--dir", scratch.path("downloads"), "--rpc-listen-port", "{port}"]
+        for form in [["--rpc-secret", "s3cr3t-in-argv"], ["--rpc-secret=s3cr3t-in-argv"]] {
+            let daemon = try await DaemonProcess(
+                tool, base + ["--state", scratch.path("state-\(form.count)")] + form, log: scratch.path("a.log"))
+            defer { daemon.stop() }
+            #expect(title(daemon).contains("--rpc-secret"), "\(title(daemon))")
+            #expect(!title(daemon).contains("s3cr3t"), "\(title(daemon))")
+            #expect(try await answers(daemon, "s3cr3t-in-argv"))
+            #expect(try await !answers(daemon, "wrong"))
+        }
+
+        let file = scratch.path("secret")
+        try "from-a-file\n".write(toFile: file, atomically: true, encoding: .utf8)
+        chmod(file, 0o600)
+        let fromFile = try await DaemonProcess(
+            tool, base + ["--state", scratch.path("state-file"), "--rpc-secret-file", file], log: scratch.path("b.log"))
+        defer { fromFile.stop() }
+        #expect(try await answers(fromFile, "from-a-file"))
+        #expect(try await !answers(fromFile, "wrong"))
+        #expect(!title(fromFile).contains("from-a-file"))
+
+        let missing = try await ChildProcess.run(
+            tool,
+            base.map { $0 == "{port}" ? "0" : $0 } + [
+                "--state", scratch.path("s"), "--rpc-secret-file", "/nonexistent",
+            ],
+            allowFailure: true)
+        #expect(missing.status == 64 && missing.errorText.contains("secret file"), "\(missing.errorText)")
+    }
+
+    /// kill -9 (or SIGTERM, a graceful stop) in the middle of a download; started again, the    /// kill -9 (or SIGTERM, a graceful stop) in the middle of a download; started again, the
     /// daemon has the task back and continues it with a Range request to the right bytes.
     @Test(arguments: [SIGKILL, SIGTERM])
     func aStoppedDaemonResumesItsDownloadWithRange(signal: Int32) async throws {

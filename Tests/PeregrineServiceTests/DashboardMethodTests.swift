@@ -95,6 +95,10 @@ import Testing
             let refused = try await addPaused(
                 rig, ["\(base)/m/5.bin"], options: "{\"checksum\":\"sha-256=\(String(repeating: "0", count: 64))\"}")
             #expect((refused.first?["error"] as? String)?.contains("manual mode") == true, "\(refused)")
+            // aria2's addUri knows nothing of sections: the download goes to the end of the last.
+            let viaAria2 = try #require(
+                try await rig.result("aria2.addUri", "[\"\(base)/m/6.bin\"], {\"pause\":\"true\"}") as? String)
+            #expect(try await sections(rig) == [[gids[2], gids[1], fourth], [gids[0], viaAria2]])
             // Back to a predefined sort.
             #expect(try await rig.result("peregrine.setSort", "\"fileName\"") as? String == "OK")
             #expect(try await sections(rig).count == 1)

@@ -110,8 +110,10 @@ final class RPCTestClient: @unchecked Sendable {
 
     /// POSTs `body` to `/jsonrpc` (or another path) and reads the response (keep-alive).
     func post(_ body: String, path: String = "/jsonrpc", headers: [String: String] = [:]) throws -> Response {
-        var request = "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-        for (name, value) in headers { request += "\(name): \(value)\r\n" }
+        // A Host given in `headers` replaces the default one.
+        let host = headers.first { $0.key.lowercased() == "host" }?.value ?? "127.0.0.1"
+        var request = "POST \(path) HTTP/1.1\r\nHost: \(host)\r\nContent-Type: application/json\r\n"
+        for (name, value) in headers where name.lowercased() != "host" { request += "\(name): \(value)\r\n" }
         request += "Content-Length: \(body.utf8.count)\r\n\r\n"
         send(Array(request.utf8) + Array(body.utf8))
         return try readResponse()

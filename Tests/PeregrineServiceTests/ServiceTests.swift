@@ -450,6 +450,14 @@ import Testing
             #expect(foreign.status == 403)
             let same = try await rig.post(body, headers: ["Origin": "http://127.0.0.1"])
             #expect(same.status == 200)
+            // DNS rebinding: a page of a domain pointed at this machine, its origin matching its
+            // Host. Without a secret only an address or localhost is trusted as the Host.
+            let rebound = try await rig.post(
+                body, headers: ["Host": "evil.example:\(rig.port)", "Origin": "http://evil.example:\(rig.port)"])
+            #expect(rebound.status == 403)
+            for host in ["localhost:\(rig.port)", "[::1]:\(rig.port)", "127.0.0.1:\(rig.port)"] {
+                #expect(try await rig.post(body, headers: ["Host": host]).status == 200, "\(host)")
+            }
             let large = try await rig.post(body + String(repeating: " ", count: 5000))
             #expect(large.status == 413)
             let port = rig.port

@@ -14,9 +14,12 @@ each step and the first failure. Needs aria2p 0.12.3 (`pip install aria2p==0.12.
 
 import argparse
 import hashlib
+import json
 import sys
 import threading
 import time
+import urllib.error
+import urllib.request
 
 import aria2p
 import websocket
@@ -103,6 +106,21 @@ def main():
     except aria2p.ClientException as error:
         if error.code != 1 or error.message != "Unauthorized":
             fail(f"wrong-secret error is {error.code} {error.message!r}")
+
+    step("refuses a call without an id with -32600 and a null id, running nothing")
+    body = json.dumps(
+        {"jsonrpc": "2.0", "method": "aria2.pauseAll", "params": [f"token:{arguments.secret}"]}
+    ).encode()
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{arguments.port}/jsonrpc", data=body, headers={"Content-Type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=STEP_TIMEOUT) as response:
+            answer = json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        answer = json.loads(error.read())
+    if answer.get("id", "absent") is not None or answer.get("error", {}).get("code") != -32600:
+        fail(f"a call without an id was answered with {answer!r}")
 
     step("listens to notifications over WebSocket")
     connected = threading.Event()
