@@ -90,6 +90,9 @@ final class SegmentedTransfer: @unchecked Sendable {
         /// When (on the transfer's clock) its connection was asked for: with its bytes since,
         /// the piece's pace.
         var launchedAt: Duration = .zero
+        /// When its first byte came: its pace is measured from then, not from the request (which
+        /// may wait for a connection), so that a piece just started is not taken for a slow one.
+        var firstByteAt: Duration?
 
         init(index: Int, start: Int64, end: Int64, path: String, source: Int = 0) {
             self.index = index
@@ -296,6 +299,7 @@ final class SegmentedTransfer: @unchecked Sendable {
                     errno: 22, message: "piece at \(piece.start) written at \(offset), expected \(piece.position)")
             }
             let allowed = Int(min(Int64(count), max(0, piece.end - piece.position)))
+            if allowed > 0, piece.firstByteAt == nil { piece.firstByteAt = now() }
             piece.position += Int64(allowed)
             if allowed > 0, !state.sources[piece.source].served { state.sources[piece.source].served = true }
             return allowed
@@ -812,9 +816,9 @@ extension SegmentedTransfer {
     /// that long (a connection that has not answered yet is not slow).
     static func isWorthSplitting(_ piece: Piece, at time: Duration) -> Bool {
         let done = piece.position - piece.start
-        let elapsed = time - piece.launchedAt
-        guard done > 0 else { return elapsed >= splitWorthwhile }
-        return elapsed * (Double(piece.end - piece.position) / Double(done)) >= splitWorthwhile
+        guard done > 0, let first = piece.firstByteAt else { return time - piece.launchedAt >= splitWorthwhile }
+        // Its pace since its first byte; a connection that stalled since counts its stall.
+        return (time - first) * (Double(piece.end - piece.position) / Double(done)) >= splitWorthwhile
     }
 
     /// The size that cuts `holes` into one piece per connection, as many as the connections
