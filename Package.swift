@@ -80,6 +80,9 @@ let package = Package(
         // Under Hummingbird: the service's own channel handler (ImmediateRPCHandler) is written on them.
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+        // The service's /metrics: swift-metrics' API, Prometheus' text format (Docs/Service.md).
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         // The PostgreSQL store's client (PeregrinePostgresStorage only; Docs/PostgresStore.md).
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         // `swift package generate-documentation` (Scripts/docs.sh); no target depends on it.
@@ -190,6 +193,8 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             // The web dashboard: plain HTML, CSS and JavaScript modules, served at `/`.
             resources: [.copy("Dashboard")]

@@ -11,6 +11,11 @@ if ! python3 -c 'import importlib.metadata as m, sys; sys.exit(m.version("aria2p
     python3 -m pip install --quiet "aria2p==0.12.3" \
         || python3 -m pip install --quiet --break-system-packages "aria2p==0.12.3"
 fi
+# prometheus-client, pinned, parses the service's /metrics in MetricsTests.
+if ! python3 -c 'import importlib.metadata as m, sys; sys.exit(m.version("prometheus-client") != "0.26.0")' 2>/dev/null; then
+    python3 -m pip install --quiet "prometheus-client==0.26.0" \
+        || python3 -m pip install --quiet --break-system-packages "prometheus-client==0.26.0"
+fi
 # Selenium, pinned, drives headless Chromium in Tests/Dashboard/dashboard_test.py (the dashboard).
 if ! python3 -c 'import importlib.metadata as m, sys; sys.exit(m.version("selenium") != "4.40.0")' 2>/dev/null; then
     python3 -m pip install --quiet "selenium==4.40.0" \

@@ -100,6 +100,9 @@ final class NotificationHub: Sendable {
 
     init() {}
 
+    /// The WebSocket clients subscribed now.
+    var subscriberCount: Int { state.withLock { $0.count } }
+
     /// A new subscriber for a WebSocket `channel`, and a stream that ends when the hub closes;
     /// nil once closed or when `limit` clients are in.
     func subscribe(_ channel: any Channel, limit: Int) -> (subscriber: Subscriber, closing: AsyncStream<Never>)? {

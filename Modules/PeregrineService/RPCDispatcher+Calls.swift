@@ -50,6 +50,8 @@ extension RPCDispatcher {
 
     /// Runs one call: checks the secret, then the method.
     public func result(of call: RPCCall) async -> Result<JSONValue, RPCError> {
+        let start = ContinuousClock.now
+        defer { metrics.recordCall(call.method, duration: ContinuousClock.now - start) }
         do throws(RPCError) {
             return .success(try await perform(call))
         } catch {
@@ -175,7 +177,7 @@ extension RPCDispatcher {
     /// a slow database never holds the cooperative pool's threads that the transfers, the
     /// events and the other clients need, and their clients wait for them within a bound
     /// (``dispatchFleetCall(_:_:queue:)``).
-    private func dispatchOnItsThread(_ method: String, _ params: RPCParameters) async throws(RPCError) -> JSONValue {
+    func dispatchOnItsThread(_ method: String, _ params: RPCParameters) async throws(RPCError) -> JSONValue {
         guard let queue = configuration.fleetQueue else { return try await dispatchMethod(method, params) }
         return try await dispatchFleetCall(method, params, queue: queue)
     }
@@ -207,6 +209,7 @@ extension RPCDispatcher {
             case .single(.call(let call)) = RPCCodec.decode(body, limits: configuration.limits),
             Self.immediateMethods.contains(call.method)
         else { return false }
+        let start = ContinuousClock.now
         let result: Result<JSONValue, RPCError>
         do throws(RPCError) {
             result = .success(try immediateMethod(call.method, try authorize(call.params)))
@@ -214,6 +217,7 @@ extension RPCDispatcher {
             result = .failure(error)
         }
         RPCCodec.response(id: call.id, result).write(to: &output)
+        metrics.recordCall(call.method, duration: ContinuousClock.now - start)
         return true
     }
 

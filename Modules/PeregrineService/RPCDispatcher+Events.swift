@@ -11,6 +11,7 @@ extension RPCDispatcher {
             // Before the notification goes out: a client that got it reads the new state.
             if case .task(.progress) = event {} else { statusIndexCache.invalidate() }
             guard case .task(let taskEvent) = event else { continue }
+            metrics.record(taskEvent)
             switch taskEvent {
             case .started(let url, let offset):
                 state.withLock { $0.meters[url] = SpeedMeter(bytes: offset, at: .now) }

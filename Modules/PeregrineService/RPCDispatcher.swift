@@ -33,6 +33,9 @@ public final class RPCDispatcher: Sendable {
     let statusIndexCache = StatusIndexCache()
     /// A fleet service's client calls now waiting for the database (``fleetCallsWaitingLimit``).
     let fleetCallsWaiting = Mutex(0)
+    /// What `/metrics` reports.
+    public let metrics = ServiceMetrics(
+        methods: RPCDispatcher.aria2Methods + RPCDispatcher.peregrineMethods + RPCDispatcher.dashboardMethods)
 
     /// What the service keeps beside the manager.
     struct RegistryState: Sendable {

@@ -188,6 +188,23 @@ public final class RPCService: Service, Sendable {
             let answer = await dispatcher.respond(to: body.readableBytesView)
             return Self.json(answer, status: .ok, configuration)
         }
+        // For operators: the process is up; it can work (store, fleet queue); what it did.
+        router.get("/healthz") { request, _ -> Response in
+            if let refusal = Self.refuseForeignOrigin(request.head, configuration) { return refusal }
+            return Self.plain("ok\n", status: .ok)
+        }
+        router.get("/readyz") { request, _ -> Response in
+            if let refusal = Self.refuseForeignOrigin(request.head, configuration) { return refusal }
+            if let reason = await dispatcher.unreadiness() {
+                return Self.plain("not ready: \(reason)\n", status: .serviceUnavailable)
+            }
+            return Self.plain("ready\n", status: .ok)
+        }
+        router.get("/metrics") { request, _ -> Response in
+            if let refusal = Self.refuseForeignOrigin(request.head, configuration) { return refusal }
+            return Self.plain(
+                await dispatcher.metricsText(), status: .ok, type: "text/plain; version=0.0.4; charset=utf-8")
+        }
         router.on("/jsonrpc", method: .options) { request, _ -> Response in
             guard configuration.allowOriginAll else { return Response(status: .forbidden) }
             var headers = HTTPFields()
@@ -285,6 +302,15 @@ public final class RPCService: Service, Sendable {
         var headers = HTTPFields()
         headers[.contentType] = "application/json-rpc"
         if configuration.allowOriginAll { headers[.accessControlAllowOrigin] = "*" }
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    /// A plain-text answer.
+    private static func plain(_ text: String, status: HTTPResponse.Status, type: String = "text/plain; charset=utf-8")
+        -> Response
+    {
+        var headers = HTTPFields()
+        headers[.contentType] = type
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
     }
 

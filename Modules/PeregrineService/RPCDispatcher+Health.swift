@@ -1,0 +1,43 @@
+import Peregrine
+
+extension RPCDispatcher {
+    /// The text of `/metrics`: the counters as they are, the gauges of downloads by status and
+    /// their speed as `aria2.getGlobalStat` answers now (a fleet service's, the queue's census;
+    /// its own when the queue is unreachable), and the WebSocket clients connected.
+    public func metricsText() async -> String {
+        let stat: JSONValue
+        do throws(RPCError) {
+            stat = try await dispatchOnItsThread("aria2.getGlobalStat", RPCParameters(values: []))
+        } catch {
+            stat = localGlobalStat(stale: true)
+        }
+        func number(_ key: String) -> Int64 {
+            guard case .object(let object) = stat, let text = object[key]?.stringValue else { return 0 }
+            return Int64(text) ?? 0
+        }
+        return metrics.text(
+            active: Int(number("numActive")), waiting: Int(number("numWaiting")), stopped: Int(number("numStopped")),
+            speed: number("downloadSpeed"), webSocketClients: hub.subscriberCount)
+    }
+
+    /// Whether the service can do its work (`/readyz`): its store takes writes (after an error,
+    /// a save now must succeed) and, in a fleet, the shared queue answers. Nil when ready, else
+    /// why not.
+    public func unreadiness() async -> String? {
+        if let queue = configuration.fleetQueue {
+            do throws(RPCError) {
+                _ = try await dispatchOnItsThread("aria2.getGlobalStat", RPCParameters(values: []))
+                _ = try Self.fleetCall { () throws(StoreError) in try queue.census() }
+            } catch {
+                return error.message
+            }
+        }
+        guard manager.lastStoreError != nil else { return nil }
+        do throws(DownloadManagerError) {
+            try manager.saveData()
+            return nil
+        } catch {
+            return "the store does not take writes: \(error)"
+        }
+    }
+}

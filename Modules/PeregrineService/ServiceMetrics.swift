@@ -1,0 +1,140 @@
+import CoreMetrics
+import Peregrine
+import Prometheus
+import Synchronization
+
+/// The service's metrics, served at `/metrics` in Prometheus' text format: swift-metrics
+/// objects made by a factory on the service's own registry, so that two services in one
+/// process count apart and nothing depends on the process-wide `MetricsSystem`.
+///
+/// Counters move as calls are answered and as the manager's events come; the gauges of the
+/// downloads by status and their speed are read from the service when `/metrics` is scraped,
+/// so they match `aria2.getGlobalStat` at that moment.
+public final class ServiceMetrics: Sendable {
+    /// The registry the text is made from.
+    public let registry: PrometheusCollectorRegistry
+    private let calls: [String: (count: CoreMetrics.Counter, time: CoreMetrics.Timer)]
+    private let unknownCalls: CoreMetrics.Counter
+    private let finished: CoreMetrics.Counter
+    private let failures: Mutex<[String: CoreMetrics.Counter]>
+    private let factory: PrometheusMetricsFactory
+    private let received: CoreMetrics.Counter
+    /// Each running download's bytes at its last event, and the length it announced: received
+    /// bytes count once.
+    private let progress = Mutex<[String: (received: Int64, expected: Int64?)]>([:])
+    private let downloads: [String: CoreMetrics.Gauge]
+    private let speed: CoreMetrics.Gauge
+    private let webSocketClients: CoreMetrics.Gauge
+
+    /// The statuses of `peregrine_downloads`, as `aria2.getGlobalStat` counts them.
+    static let statuses = ["active", "waiting", "stopped"]
+
+    /// Metrics for the service's methods (any other method name counts as unknown, so that a
+    /// client cannot make series without bound).
+    init(methods: [String]) {
+        let registry = PrometheusCollectorRegistry()
+        self.registry = registry
+        var factory = PrometheusMetricsFactory(registry: registry)
+        // Answers take microseconds to seconds (a fleet's database, a large batch).
+        factory.defaultDurationHistogramBuckets = [
+            .microseconds(100), .milliseconds(1), .milliseconds(5), .milliseconds(25), .milliseconds(100),
+            .milliseconds(500), .seconds(2), .seconds(10),
+        ]
+        self.factory = factory
+        var calls: [String: (CoreMetrics.Counter, CoreMetrics.Timer)] = [:]
+        for method in Set(methods) {
+            calls[method] = (
+                CoreMetrics.Counter(
+                    label: "peregrine_rpc_calls_total", dimensions: [("method", method)], factory: factory),
+                CoreMetrics.Timer(
+                    label: "peregrine_rpc_call_seconds", dimensions: [("method", method)], factory: factory)
+            )
+        }
+        self.calls = calls
+        unknownCalls = CoreMetrics.Counter(
+            label: "peregrine_rpc_calls_total", dimensions: [("method", "unknown")], factory: factory)
+        finished = CoreMetrics.Counter(label: "peregrine_downloads_finished_total", factory: factory)
+        failures = Mutex([:])
+        received = CoreMetrics.Counter(label: "peregrine_received_bytes_total", factory: factory)
+        var downloads: [String: CoreMetrics.Gauge] = [:]
+        for status in Self.statuses {
+            downloads[status] = CoreMetrics.Gauge(
+                label: "peregrine_downloads", dimensions: [("status", status)], factory: factory)
+        }
+        self.downloads = downloads
+        speed = CoreMetrics.Gauge(label: "peregrine_download_speed_bytes_per_second", factory: factory)
+        webSocketClients = CoreMetrics.Gauge(label: "peregrine_websocket_clients", factory: factory)
+    }
+
+    /// Counts an answered call of `method` that took `duration`.
+    func recordCall(_ method: String, duration: Duration) {
+        guard let metrics = calls[method] else {
+            unknownCalls.increment()
+            return
+        }
+        metrics.count.increment()
+        metrics.time.recordNanoseconds(duration.nanoseconds)
+    }
+
+    /// Follows a manager event: received bytes, finished and failed downloads (by failure
+    /// code).
+    func record(_ event: EngineEvent) {
+        switch event {
+        case .started(let url, let offset):
+            progress.withLock { $0[url] = (offset, nil) }
+        case .progress(let url, let bytes, let expected):
+            add(bytes, expected: expected, of: url)
+        case .finished(let url, _):
+            // The bytes after the last progress event, up to the length the events announced.
+            let rest = progress.withLock { progress -> Int64 in
+                guard let last = progress.removeValue(forKey: url), let expected = last.expected else { return 0 }
+                return max(0, expected - last.received)
+            }
+            if rest > 0 { received.increment(by: rest) }
+            finished.increment()
+        case .failed(let url, let reason):
+            progress.withLock { _ = $0.removeValue(forKey: url) }
+            let code = reason.code.rawValue
+            let counter = failures.withLock { failures in
+                if let counter = failures[code] { return counter }
+                let counter = CoreMetrics.Counter(
+                    label: "peregrine_downloads_failed_total", dimensions: [("reason", code)], factory: factory)
+                failures[code] = counter
+                return counter
+            }
+            counter.increment()
+        case .stopped(let url), .paused(let url), .deleted(let url):
+            progress.withLock { _ = $0.removeValue(forKey: url) }
+        default:
+            break
+        }
+    }
+
+    private func add(_ bytes: Int64, expected: Int64?, of url: String) {
+        let delta = progress.withLock { progress -> Int64 in
+            let previous = progress[url]?.received ?? bytes
+            progress[url] = (max(previous, bytes), expected)
+            return max(0, bytes - previous)
+        }
+        if delta > 0 { received.increment(by: delta) }
+    }
+
+    /// The text for `/metrics`, with the gauges set from `stat` (`aria2.getGlobalStat`'s
+    /// numbers) and the WebSocket clients now connected.
+    func text(active: Int, waiting: Int, stopped: Int, speed bytesPerSecond: Int64, webSocketClients clients: Int)
+        -> String
+    {
+        downloads["active"]?.record(active)
+        downloads["waiting"]?.record(waiting)
+        downloads["stopped"]?.record(stopped)
+        speed.record(bytesPerSecond)
+        webSocketClients.record(clients)
+        return registry.emitToString()
+    }
+}
+
+extension Duration {
+    fileprivate var nanoseconds: Int64 {
+        components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
+    }
+}
