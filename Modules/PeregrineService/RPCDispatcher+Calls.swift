@@ -25,26 +25,46 @@ extension RPCDispatcher {
         "aria2.onDownloadError",
     ]
 
-    /// Answers a whole request body: the response text, or nil when nothing is to be sent (a
-    /// batch of nothing but notifications would be one; aria2 answers every call, so this does).
+    /// Answers a whole request body: the response text (aria2 answers every call, so this
+    /// does).
     public func respond(to body: some Collection<UInt8>) async -> String {
+        await respondWithStatus(to: body).text
+    }
+
+    /// Answers a whole request body, with the HTTP status aria2 gives the answer: 200, or for a
+    /// single call that failed 400 (a method's error, an invalid request), 404 (no such method
+    /// by JSON-RPC's code) or 500 (a parse error, any other); a batch is always 200.
+    public func respondWithStatus(to body: some Collection<UInt8>) async -> (text: String, status: Int) {
         switch RPCCodec.decode(body, limits: configuration.limits) {
         case .failure(let error):
-            return RPCCodec.response(id: .null, .failure(error)).serialized
+            return (RPCCodec.response(id: .null, .failure(error)).serialized, Self.httpStatus(of: error))
         case .single(let entry):
-            return await respond(to: entry).serialized
+            let (answer, error) = await respond(to: entry)
+            return (answer.serialized, error.map(Self.httpStatus(of:)) ?? 200)
         case .batch(let entries):
             var responses: [JSONValue] = []
             responses.reserveCapacity(entries.count)
-            for entry in entries { responses.append(await respond(to: entry)) }
-            return JSONValue.array(responses).serialized
+            for entry in entries { responses.append(await respond(to: entry).answer) }
+            return (JSONValue.array(responses).serialized, 200)
         }
     }
 
-    private func respond(to entry: RPCCodec.Entry) async -> JSONValue {
+    /// The HTTP status aria2 sends with a single call's error.
+    static func httpStatus(of error: RPCError) -> Int {
+        switch error.code {
+        case 1, -32600: 400
+        case -32601: 404
+        default: 500
+        }
+    }
+
+    private func respond(to entry: RPCCodec.Entry) async -> (answer: JSONValue, error: RPCError?) {
         switch entry {
-        case .invalid(let id, let error): return RPCCodec.response(id: id, .failure(error))
-        case .call(let call): return RPCCodec.response(id: call.id, await result(of: call))
+        case .invalid(let id, let error): return (RPCCodec.response(id: id, .failure(error)), error)
+        case .call(let call):
+            let result = await result(of: call)
+            if case .failure(let error) = result { return (RPCCodec.response(id: call.id, result), error) }
+            return (RPCCodec.response(id: call.id, result), nil)
         }
     }
 
@@ -194,8 +214,9 @@ extension RPCDispatcher {
     /// `getUris`, `getFiles`, `tellActive`, `tellWaiting`, `tellStopped`, `getOption`,
     /// `getGlobalOption`, `getGlobalStat`, `getVersion`, `getSessionInfo` — computed on the
     /// calling thread (the server's event loop), as ``respond(to:)`` would answer it; nil for
-    /// anything else — a batch, another method, a fleet service, a body that does not parse —
-    /// which takes the asynchronous way.
+    /// anything else — a batch, another method, a fleet service, a body that does not parse, a
+    /// call that fails (its answer has an HTTP status of its own) — which takes the
+    /// asynchronous way.
     public func immediateResponse(to body: some Collection<UInt8>) -> String? {
         var output: [UInt8] = []
         guard immediateResponse(to: body, into: &output) else { return nil }
@@ -210,13 +231,14 @@ extension RPCDispatcher {
             Self.immediateMethods.contains(call.method)
         else { return false }
         let start = ContinuousClock.now
-        let result: Result<JSONValue, RPCError>
+        let value: JSONValue
         do throws(RPCError) {
-            result = .success(try immediateMethod(call.method, try authorize(call.params)))
+            value = try immediateMethod(call.method, try authorize(call.params))
         } catch {
-            result = .failure(error)
+            // Answered the asynchronous way, with the HTTP status of its error.
+            return false
         }
-        RPCCodec.response(id: call.id, result).write(to: &output)
+        RPCCodec.response(id: call.id, .success(value)).write(to: &output)
         metrics.recordCall(call.method, duration: ContinuousClock.now - start)
         return true
     }

@@ -185,8 +185,8 @@ public final class RPCService: Service, Sendable {
                     )
                     .serialized, status: .contentTooLarge, configuration)
             }
-            let answer = await dispatcher.respond(to: body.readableBytesView)
-            return Self.json(answer, status: .ok, configuration)
+            let (answer, status) = await dispatcher.respondWithStatus(to: body.readableBytesView)
+            return Self.json(answer, status: HTTPResponse.Status(code: status), configuration)
         }
         // For operators: the process is up; it can work (store, fleet queue); what it did.
         router.get("/healthz") { request, _ -> Response in
