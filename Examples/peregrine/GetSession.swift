@@ -245,8 +245,8 @@ final class GetSession: Sendable {
         var toAdd: [DownloadItem] = []
         var indexOfAdded: [String: Int] = [:]
         var seen: [String: Int] = [:]
-        // -N: finished files the server has a newer copy of, fetched again.
-        var refreshed: Set<String> = []
+        // -N: the items whose finished files the server has a newer copy of, fetched again.
+        var refreshed: Set<Int> = []
 
         for (index, item) in items.enumerated() {
             reporter.added(item)
@@ -264,7 +264,7 @@ final class GetSession: Sendable {
             seen[key] = index
             if timestamping, let current = localCopy(of: key, item) {
                 if await serverCopy(of: item, isNewerThan: current) {
-                    if manager.task(key)?.state == .finished { refreshed.insert(key) }
+                    refreshed.insert(index)
                 } else {
                     reporter.upToDate(item, path: current, size: fileSize(current))
                     statuses[index] = GetExitCode.success
@@ -303,7 +303,7 @@ final class GetSession: Sendable {
         for duplicate in addition.duplicates {
             guard let index = indexOfAdded[duplicate.urlString] else { continue }
             let existing = duplicate.existingURLString
-            switch continueExisting(existing, item: items[index], again: overwrite || refreshed.contains(existing)) {
+            switch continueExisting(existing, item: items[index], again: overwrite || refreshed.contains(index)) {
             case .done(let status): statuses[index] = status
             case .running(let key): itemOfTask[key] = index
             }
@@ -435,7 +435,8 @@ final class GetSession: Sendable {
     /// store knows, else the file the download would be named (its -o, else the URL's name).
     private func localCopy(of key: String, _ item: GetItem) -> String? {
         let path: String
-        if let task = manager.task(key), task.state == .finished, let finished = manager.filePath(ofTask: key) {
+        let known = manager.task(item.url) ?? manager.task(key)
+        if let task = known, task.state == .finished, let finished = manager.filePath(ofTask: task.urlString) {
             path = finished
         } else if let url = try? DownloadURL(item.url) {
             let name = item.outputName.flatMap(FileNameSanitizer.cleanChosen) ?? SuggestedFileName.make(for: url)

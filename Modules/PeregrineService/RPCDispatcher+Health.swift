@@ -24,10 +24,12 @@ extension RPCDispatcher {
     /// a save now must succeed) and, in a fleet, the shared queue answers. Nil when ready, else
     /// why not.
     public func unreadiness() async -> String? {
-        if let queue = configuration.fleetQueue {
+        if configuration.fleetQueue != nil {
+            // A read of the queue, on the threads for the database's calls and within their
+            // bound; unlike getGlobalStat it has no local answer to fall back on.
             do throws(RPCError) {
-                _ = try await dispatchOnItsThread("aria2.getGlobalStat", RPCParameters(values: []))
-                _ = try Self.fleetCall { () throws(StoreError) in try queue.census() }
+                _ = try await dispatchOnItsThread(
+                    "aria2.tellWaiting", RPCParameters(values: [.integer(0), .integer(1)]))
             } catch {
                 return error.message
             }

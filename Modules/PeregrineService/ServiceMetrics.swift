@@ -3,6 +3,12 @@ import Peregrine
 import Prometheus
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
 /// The service's metrics, served at `/metrics` in Prometheus' text format: swift-metrics
 /// objects made by a factory on the service's own registry, so that two services in one
 /// process count apart and nothing depends on the process-wide `MetricsSystem`.
@@ -84,12 +90,16 @@ public final class ServiceMetrics: Sendable {
             progress.withLock { $0[url] = (offset, nil) }
         case .progress(let url, let bytes, let expected):
             add(bytes, expected: expected, of: url)
-        case .finished(let url, _):
-            // The bytes after the last progress event, up to the length the events announced.
-            let rest = progress.withLock { progress -> Int64 in
-                guard let last = progress.removeValue(forKey: url), let expected = last.expected else { return 0 }
-                return max(0, expected - last.received)
+        case .finished(let url, let file):
+            // The bytes after the last progress event: up to the length announced, else the
+            // file's (a small file may finish before any progress event).
+            let last = progress.withLock { $0.removeValue(forKey: url) }
+            var length = last?.expected
+            if length == nil {
+                var info = stat()
+                if stat(file.path, &info) == 0 { length = Int64(info.st_size) }
             }
+            let rest = max(0, (length ?? 0) - (last?.received ?? 0))
             if rest > 0 { received.increment(by: rest) }
             finished.increment()
         case .failed(let url, let reason):
