@@ -39,10 +39,12 @@ struct QueueCommand: AsyncParsableCommand {
             // Logs go to standard error, never into a listing on standard output.
             var logger = Logger(label: "peregrine.queue") { StreamLogHandler.standardError(label: $0) }
             logger.logLevel = .warning
-            let configuration = DownloadManager.Configuration(
+            var configuration = DownloadManager.Configuration(
                 downloadDirectory: state + "/downloads", stateDirectory: state, transport: transport,
-                flushDelay: .milliseconds(200), maxDownloadCount: maxDownloadCount,
-                downloadNewFileImmediately: false, logger: logger)
+                flushDelay: .milliseconds(200))
+            configuration.maxDownloadCount = maxDownloadCount
+            configuration.downloadNewFileImmediately = false
+            configuration.logger = logger
             do {
                 return try DownloadManager(identifier: "queue", configuration: configuration)
             } catch {

@@ -153,11 +153,15 @@ final class GetSession: Sendable {
         }
         var configuration = DownloadManager.Configuration(
             downloadDirectory: directory.path, stateDirectory: state, transport: transport,
-            storeFactory: storeFactory, flushDelay: .milliseconds(250), maxDownloadCount: command.parallel,
-            conflictPolicy: command.conflictPolicy, requestAdapter: adapter, retryPolicy: retryPolicy,
-            thumbnails: Thumbnailer.Configuration(cachePolicy: .memoryOnly), logger: logger,
-            verificationRetry: VerificationRetryPolicy(
-                maxAttempts: 1, mismatchedFile: command.deleteMismatched ? .delete : .keepAside))
+            storeFactory: storeFactory, flushDelay: .milliseconds(250))
+        configuration.thumbnails = Thumbnailer.Configuration(cachePolicy: .memoryOnly)
+        configuration.maxDownloadCount = command.parallel
+        configuration.conflictPolicy = command.conflictPolicy
+        configuration.requestAdapter = adapter
+        configuration.retryPolicy = retryPolicy
+        configuration.logger = logger
+        configuration.verificationRetry = VerificationRetryPolicy(
+            maxAttempts: 1, mismatchedFile: command.deleteMismatched ? .delete : .keepAside)
         configuration.isTrashOpened = false
         configuration.preallocatesFiles = command.fileAllocation == "falloc"
         configuration.usesRemoteTime = command.remoteTime || command.timestamping

@@ -226,9 +226,12 @@ struct DaemonCommand: AsyncParsableCommand {
             configuration: CurlTransport.Configuration(maxConnectionsPerHost: max(16, split)))
         var configuration = DownloadManager.Configuration(
             downloadDirectory: directory, stateDirectory: stateDirectory, transport: curl,
-            flushDelay: .milliseconds(200), maxDownloadCount: 5, downloadNewFileImmediately: false,
-            requestAdapter: requests, thumbnails: Thumbnailer.Configuration(cachePolicy: .memoryOnly),
-            logger: managerLogger)
+            flushDelay: .milliseconds(200))
+        configuration.thumbnails = Thumbnailer.Configuration(cachePolicy: .memoryOnly)
+        configuration.maxDownloadCount = 5
+        configuration.downloadNewFileImmediately = false
+        configuration.requestAdapter = requests
+        configuration.logger = managerLogger
         configuration.segmentation = Segmentation(maxConnectionsPerTask: split)
         let manager: DownloadManager
         do {

@@ -40,8 +40,8 @@ public final class DownloadManager: DownloadQueueing {
     ///
     /// - Parameters:
     ///   - identifier: names the manager and its store.
-    ///   - manualMode: whether a manager seen for the first time starts in manual sort mode;
-    ///     ignored when the store has a list.
+    ///   - manualMode: whether a manager seen for the first time starts in manual sort mode
+    ///     (as the configuration's `list.manualMode`); ignored when the store has a list.
     ///   - configuration: used only when the manager is created.
     /// - Throws: `DownloadManagerError` when the store cannot be read or the download
     ///   directory cannot be made.
@@ -127,6 +127,7 @@ public final class DownloadManager: DownloadQueueing {
 
         #if Thumbnails
             var thumbnailConfiguration = configuration.thumbnails
+            thumbnailConfiguration.classifier = configuration.list.classifier
             thumbnailConfiguration.customThumbnailDirectory =
                 thumbnailConfiguration.customThumbnailDirectory
                 ?? configuration.customThumbnailDirectory(for: identifier)
@@ -147,26 +148,15 @@ public final class DownloadManager: DownloadQueueing {
             let filesDidGo: (@Sendable ([String], Bool) -> Void)? = nil
         #endif
 
-        var engineConfiguration = DownloadEngine.Configuration(
-            directory: configuration.resolvedDownloadDirectory(for: identifier),
-            maxDownloadCount: configuration.maxDownloadCount,
-            pauseDownloadBySuspendingSessionTask: configuration.pauseDownloadBySuspendingSessionTask,
-            downloadNewFileImmediately: configuration.downloadNewFileImmediately,
-            hiddenFileExtension: configuration.hiddenFileExtension, conflictPolicy: configuration.conflictPolicy,
-            checkpoint: configuration.checkpoint, clock: configuration.clock,
-            requestAdapter: configuration.requestAdapter, retryPolicy: configuration.retryPolicy,
-            verifier: configuration.verifier, digests: OpenSSLDigests(), logger: configuration.logger,
-            verifiesChecksums: configuration.verifiesChecksums, verificationRetry: configuration.verificationRetry,
-            segmentation: configuration.segmentation, overallSpeedLimit: configuration.overallSpeedLimit)
-        engineConfiguration.preallocatesFiles = configuration.preallocatesFiles
-        engineConfiguration.usesRemoteTime = configuration.usesRemoteTime
+        var engineConfiguration = configuration.engine
+        engineConfiguration.directory = configuration.resolvedDownloadDirectory(for: identifier)
+        // Checksums need digests: a configuration made from the engine's defaults has none.
+        if engineConfiguration.digests == nil { engineConfiguration.digests = OpenSSLDigests() }
+        var options = configuration.list
+        if manualMode { options.manualMode = true }
         downloadQueue = try DownloadQueue(
             identifier: identifier, transport: configuration.transport ?? CurlTransport(), store: store,
-            snapshot: snapshot, configuration: engineConfiguration,
-            options: DownloadQueue.Options(
-                manualMode: manualMode, isTrashOpened: configuration.isTrashOpened,
-                classifier: configuration.classifier, listClock: configuration.listClock,
-                calendar: configuration.calendar),
+            snapshot: snapshot, configuration: engineConfiguration, options: options,
             filesDidGo: filesDidGo)
 
         #if Thumbnails

@@ -78,10 +78,10 @@ public final class ManagerTestBed: Sendable {
         self.transport = transport
         var configuration = DownloadManager.Configuration(
             downloadDirectory: scratch.path("downloads"), stateDirectory: scratch.path("state"),
-            transport: transport, storeFactory: { _, _ in store },
-            clock: EngineClock(
-                now: { transport.now.offset }, date: { date }, schedule: { transport.schedule(after: $0, $1) }),
-            listClock: { date })
+            transport: transport, storeFactory: { _, _ in store })
+        configuration.clock = EngineClock(
+            now: { transport.now.offset }, date: { date }, schedule: { transport.schedule(after: $0, $1) })
+        configuration.listClock = { date }
         configure(&configuration)
         // The parts the test bed's drivers rely on stay its own.
         configuration.transport = transport

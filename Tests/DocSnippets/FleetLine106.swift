@@ -9,10 +9,10 @@ import PeregrinePostgresStorage
 
 // Docs/Fleet.md:106
 func snippetFleetLine106() async throws {
-    let manager = try DownloadManager(
-        identifier: "service-a",
-        configuration: DownloadManager.Configuration(
-            downloadDirectory: "/srv/downloads", stateDirectory: "/var/lib/peregrine/a", maxDownloadCount: 8))
+    var configuration = DownloadManager.Configuration(
+        downloadDirectory: "/srv/downloads", stateDirectory: "/var/lib/peregrine/a")
+    configuration.maxDownloadCount = 8
+    let manager = try DownloadManager(identifier: "service-a", configuration: configuration)
     let queue = try PostgresClaimingQueue(
         queue: "downloads", connectionString: "postgresql://peregrine:secret@db.internal/peregrine",
         leaseDuration: .seconds(30))
@@ -20,5 +20,5 @@ func snippetFleetLine106() async throws {
     let running = Task { await worker.run() }   // until cancelled
     _ = try queue.enqueue([StoredTask(urlString: "https://example.com/a.iso", receivedLength: 0, state: .pending, addedAt: .now)])
     running.cancel()
-    _ = (manager, queue, worker, running)
+    _ = (configuration, manager, queue, worker, running)
 }

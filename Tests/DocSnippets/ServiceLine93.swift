@@ -15,14 +15,14 @@ func snippetServiceLine93() async throws {
     let logger = Logger(label: "app")
 
     let requests = TaskRequestTable()              // per-download `header`
-    let manager = try DownloadManager(
-        identifier: "app",
-        configuration: .init(downloadDirectory: downloads, stateDirectory: state,
-                             downloadNewFileImmediately: false, requestAdapter: requests))
+    var configuration = DownloadManager.Configuration(downloadDirectory: downloads, stateDirectory: state)
+    configuration.downloadNewFileImmediately = false   // added downloads wait, as aria2's do
+    configuration.requestAdapter = requests
+    let manager = try DownloadManager(identifier: "app", configuration: configuration)
     let service = RPCService(
         manager: manager,
         configuration: RPCServiceConfiguration(port: 6800, secret: SecretToken(secret), requestTable: requests),
         logger: logger)
     try await ServiceGroup(services: [service], gracefulShutdownSignals: [.sigterm], logger: logger).run()
-    _ = (downloads, state, secret, logger, requests, manager, service)
+    _ = (downloads, state, secret, logger, requests, configuration, manager, service)
 }

@@ -29,13 +29,11 @@ struct FleetWorkerTests {
         mode: MockTransport.Mode = .automatic, lease: Duration = .seconds(30), slots: Int = 8,
         transport: MockTransport? = nil, manager existing: DownloadManager? = nil
     ) throws -> Service {
-        let manager =
-            try existing
-            ?? DownloadManager(
-                identifier: name,
-                configuration: DownloadManager.Configuration(
-                    downloadDirectory: scratch.path("downloads"), stateDirectory: scratch.path("state-\(name)"),
-                    transport: transport ?? MockTransport(server: server, mode: mode), maxDownloadCount: slots))
+        var configuration = DownloadManager.Configuration(
+            downloadDirectory: scratch.path("downloads"), stateDirectory: scratch.path("state-\(name)"),
+            transport: transport ?? MockTransport(server: server, mode: mode))
+        configuration.maxDownloadCount = slots
+        let manager = try existing ?? DownloadManager(identifier: name, configuration: configuration)
         let queue = try PostgresClaimingQueue(
             queue: "fleet", connectionString: connection, owner: name, leaseDuration: lease)
         let worker = FleetWorker(
@@ -191,11 +189,11 @@ struct FleetWorkerTests {
         try FileManager.default.createDirectory(atPath: downloads, withIntermediateDirectories: true)
 
         // The returning service's own copy: stopped at 20,000 bytes, from an earlier lease.
-        let manager = try DownloadManager(
-            identifier: "returning",
-            configuration: DownloadManager.Configuration(
-                downloadDirectory: downloads, stateDirectory: scratch.path("state-returning"),
-                transport: MockTransport(server: server), maxDownloadCount: 8))
+        var configuration = DownloadManager.Configuration(
+            downloadDirectory: downloads, stateDirectory: scratch.path("state-returning"),
+            transport: MockTransport(server: server))
+        configuration.maxDownloadCount = 8
+        let manager = try DownloadManager(identifier: "returning", configuration: configuration)
         try Data(body.bytes(in: 0..<20_000)).write(to: URL(fileURLWithPath: scratch.path("old.part")))
         try manager.resumeOuterDownload(
             urlString: url, partialFile: scratch.path("old.part"), validator: .entityTag("\"v1\""),

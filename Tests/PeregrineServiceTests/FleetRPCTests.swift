@@ -156,11 +156,10 @@ import Testing
     @Test func addUriQueuesTheDownloadAndTellStatusFollowsItThroughTheQueue() async throws {
         let scratch = try TemporaryDirectory(prefix: "fleet-rpc")
         defer { scratch.remove() }
-        let manager = try DownloadManager(
-            identifier: "fleet-rpc",
-            configuration: .init(
-                downloadDirectory: scratch.path("downloads"), stateDirectory: scratch.path("state"),
-                downloadNewFileImmediately: false))
+        var managerConfiguration = DownloadManager.Configuration(
+            downloadDirectory: scratch.path("downloads"), stateDirectory: scratch.path("state"))
+        managerConfiguration.downloadNewFileImmediately = false
+        let manager = try DownloadManager(identifier: "fleet-rpc", configuration: managerConfiguration)
         let queue = QueueDouble()
         var configuration = RPCServiceConfiguration(port: 0)
         configuration.fleetQueue = queue
@@ -294,11 +293,10 @@ import Testing
         var services: [RPCService] = []
         var managers: [DownloadManager] = []
         for name in ["a", "b", "c"] {
-            let manager = try DownloadManager(
-                identifier: "fleet-\(name)",
-                configuration: .init(
-                    downloadDirectory: scratch.path("downloads-\(name)"), stateDirectory: scratch.path("state-\(name)"),
-                    downloadNewFileImmediately: false))
+            var managerConfiguration = DownloadManager.Configuration(
+                downloadDirectory: scratch.path("downloads-\(name)"), stateDirectory: scratch.path("state-\(name)"))
+            managerConfiguration.downloadNewFileImmediately = false
+            let manager = try DownloadManager(identifier: "fleet-\(name)", configuration: managerConfiguration)
             var configuration = RPCServiceConfiguration(port: 0)
             configuration.fleetQueue = queue
             managers.append(manager)
@@ -355,11 +353,10 @@ import Testing
     @Test func listsAndNotificationsCoverTheWholeFleet() async throws {
         let scratch = try TemporaryDirectory(prefix: "fleet-rpc-lists")
         defer { scratch.remove() }
-        let manager = try DownloadManager(
-            identifier: "fleet-lists",
-            configuration: .init(
-                downloadDirectory: scratch.path("downloads"), stateDirectory: scratch.path("state"),
-                downloadNewFileImmediately: false))
+        var managerConfiguration = DownloadManager.Configuration(
+            downloadDirectory: scratch.path("downloads"), stateDirectory: scratch.path("state"))
+        managerConfiguration.downloadNewFileImmediately = false
+        let manager = try DownloadManager(identifier: "fleet-lists", configuration: managerConfiguration)
         let queue = QueueDouble()
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         var configuration = RPCServiceConfiguration(port: 0, onListening: { continuation.yield($0) })
@@ -450,11 +447,10 @@ import Testing
     @Test func theDashboardOfAFleetServiceShowsTheWholeQueue() async throws {
         let scratch = try TemporaryDirectory(prefix: "fleet-rpc-dashboard")
         defer { scratch.remove() }
-        let manager = try DownloadManager(
-            identifier: "fleet-dashboard",
-            configuration: .init(
-                downloadDirectory: scratch.path("downloads"), stateDirectory: scratch.path("state"),
-                downloadNewFileImmediately: false))
+        var managerConfiguration = DownloadManager.Configuration(
+            downloadDirectory: scratch.path("downloads"), stateDirectory: scratch.path("state"))
+        managerConfiguration.downloadNewFileImmediately = false
+        let manager = try DownloadManager(identifier: "fleet-dashboard", configuration: managerConfiguration)
         let queue = QueueDouble()
         var configuration = RPCServiceConfiguration(port: 0)
         configuration.fleetQueue = queue

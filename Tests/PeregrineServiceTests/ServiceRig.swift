@@ -61,13 +61,14 @@ final class ServiceRig: Sendable {
             (server, scratch) = try await makeServer()
         }
         let requests = TaskRequestTable()
-        let manager = try DownloadManager(
-            identifier: "service",
-            configuration: .init(
-                downloadDirectory: scratch.path("downloads"), stateDirectory: scratch.path("state"),
-                transport: CurlTransport(), flushDelay: .milliseconds(50), maxDownloadCount: 5,
-                downloadNewFileImmediately: false, requestAdapter: requests,
-                thumbnails: Thumbnailer.Configuration(cachePolicy: .memoryOnly)))
+        var managerConfiguration = DownloadManager.Configuration(
+            downloadDirectory: scratch.path("downloads"), stateDirectory: scratch.path("state"),
+            transport: CurlTransport(), flushDelay: .milliseconds(50))
+        managerConfiguration.maxDownloadCount = 5
+        managerConfiguration.downloadNewFileImmediately = false
+        managerConfiguration.requestAdapter = requests
+        managerConfiguration.thumbnails = Thumbnailer.Configuration(cachePolicy: .memoryOnly)
+        let manager = try DownloadManager(identifier: "service", configuration: managerConfiguration)
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         let service = RPCService(
             manager: manager,

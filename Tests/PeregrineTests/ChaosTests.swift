@@ -50,11 +50,11 @@ import Testing
         let policy = try BackoffRetryPolicy(
             maxRetries: 8, initialDelay: .milliseconds(5), maxDelay: .milliseconds(40), jitter: 0.5,
             maxRetryAfter: .seconds(5))
-        let manager = try DownloadManager(
-            identifier: "chaos",
-            configuration: DownloadManager.Configuration(
-                downloadDirectory: scratch.path("downloads"), stateDirectory: scratch.path("state"),
-                transport: transport, maxDownloadCount: 16, retryPolicy: policy))
+        var configuration = DownloadManager.Configuration(
+            downloadDirectory: scratch.path("downloads"), stateDirectory: scratch.path("state"), transport: transport)
+        configuration.maxDownloadCount = 16
+        configuration.retryPolicy = policy
+        let manager = try DownloadManager(identifier: "chaos", configuration: configuration)
         let urls = (0..<Self.downloads).map { server.baseURL + "/chaos/f\($0).bin" }
         let started = ContinuousClock.now
         try manager.download(urls)

@@ -175,9 +175,11 @@ import Testing
             return "http://mock.test/j\(index).txt"
         }
         func configuration(_ transport: MockTransport) -> DownloadManager.Configuration {
-            DownloadManager.Configuration(
+            var configuration = DownloadManager.Configuration(
                 downloadDirectory: scratch.path("downloads"), stateDirectory: scratch.path("state"),
-                transport: transport, isTrashOpened: true)
+                transport: transport)
+            configuration.isTrashOpened = true
+            return configuration
         }
         do {
             let transport = MockTransport(server: server, mode: .manual)

@@ -144,11 +144,10 @@ import Testing
         try await nginx.start()
         let transport = CurlTransport()
         defer { transport.shutdown() }
-        let manager = try DownloadManager(
-            identifier: "await",
-            configuration: DownloadManager.Configuration(
-                downloadDirectory: scratch.path("downloads"), stateDirectory: scratch.path("state"),
-                transport: transport, maxDownloadCount: 3))
+        var configuration = DownloadManager.Configuration(
+            downloadDirectory: scratch.path("downloads"), stateDirectory: scratch.path("state"), transport: transport)
+        configuration.maxDownloadCount = 3
+        let manager = try DownloadManager(identifier: "await", configuration: configuration)
         defer { manager.shutDown() }
         let urls = ["s", "t", "d"].map { nginx.httpURL("/\($0).bin") }
         let handles = try urls.map { try manager.download($0) }

@@ -34,11 +34,11 @@ final class ManagerHarness: Sendable {
         self.store = store
         var configuration = DownloadManager.Configuration(
             downloadDirectory: scratch.path("downloads"), stateDirectory: scratch.path("state"), transport: transport,
-            storeFactory: { _, _ in store },
-            clock: EngineClock(
-                now: { transport.now.offset }, date: { ManagerHarness.date },
-                schedule: { transport.schedule(after: $0, $1) }),
-            listClock: { ManagerHarness.date })
+            storeFactory: { _, _ in store })
+        configuration.clock = EngineClock(
+            now: { transport.now.offset }, date: { ManagerHarness.date },
+            schedule: { transport.schedule(after: $0, $1) })
+        configuration.listClock = { ManagerHarness.date }
         configure(&configuration)
         manager = try DownloadManager(identifier: "test", manualMode: manualMode, configuration: configuration)
         recorder = ManagerEventRecorder(manager)

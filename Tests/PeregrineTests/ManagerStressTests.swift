@@ -83,13 +83,14 @@ import Testing
         static func manager(
             index: Int, scratch: TemporaryDirectory, transport: MockTransport, store: InMemoryTaskStore
         ) throws -> DownloadManager {
-            let configuration = DownloadManager.Configuration(
+            var configuration = DownloadManager.Configuration(
                 downloadDirectory: scratch.path("downloads\(index)"), stateDirectory: scratch.path("state\(index)"),
-                transport: transport, storeFactory: { _, _ in store }, maxDownloadCount: 3,
-                clock: EngineClock(
-                    now: { transport.now.offset }, date: { ManagerHarness.date },
-                    schedule: { transport.schedule(after: $0, $1) }),
-                listClock: { ManagerHarness.date })
+                transport: transport, storeFactory: { _, _ in store })
+            configuration.maxDownloadCount = 3
+            configuration.clock = EngineClock(
+                now: { transport.now.offset }, date: { ManagerHarness.date },
+                schedule: { transport.schedule(after: $0, $1) })
+            configuration.listClock = { ManagerHarness.date }
             return try DownloadManager(identifier: "stress\(index)", configuration: configuration)
         }
 
