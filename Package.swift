@@ -73,6 +73,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        // HeapModule: the mock transport's queue of due steps.
+        .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
         // The download service's HTTP and WebSocket server (Docs/Service.md says why).
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
@@ -101,7 +103,10 @@ let package = Package(
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
         module("PeregrineCurlTransport", dependencies: ["PeregrineTransport", "CCurl", logging]),
-        module("PeregrineMockTransport", dependencies: ["PeregrineTransport"]),
+        module(
+            "PeregrineMockTransport",
+            dependencies: ["PeregrineTransport", .product(name: "HeapModule", package: "swift-collections")]
+        ),
 
         // Storage: the protocol, its value types and the in-memory store; the journaled store
         // engine (snapshot + journal, group commit, crash repair); its two record formats.

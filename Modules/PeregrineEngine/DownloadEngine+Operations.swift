@@ -60,7 +60,7 @@ extension DownloadEngine {
                 case .success(let value):
                     url = value
                 }
-                if let error = invalidChecksums[item.urlString] {
+                if !invalidChecksums.isEmpty, let error = invalidChecksums[item.urlString] {
                     result.invalidChecksums.append(
                         .init(
                             urlString: item.urlString, checksum: item.checksum ?? item.checksumURL ?? "", error: error))
@@ -80,13 +80,12 @@ extension DownloadEngine {
                     verificationRetry: item.verificationRetry,
                     maxConnections: item.maxConnections.map {
                         min(max($0, Segmentation.connectionRange.lowerBound), Segmentation.connectionRange.upperBound)
-                    }, speedLimit: item.speedLimit, mirrors: mirrors[item.urlString] ?? [])
-                insert(url: url, record: record, machine: TaskStateMachine(), &state)
-                state.tasks[url.string]?.completion = completion
-                try? transition(url.string, .add, &state, &effects)
+                    }, speedLimit: item.speedLimit, mirrors: mirrors.isEmpty ? [] : mirrors[item.urlString] ?? [])
+                let entry = insert(url: url, record: record, machine: TaskStateMachine(), &state)
+                entry.completion = completion
+                try? transition(entry, .add, &state, &effects)
                 if item.startsImmediately ?? state.downloadNewFileImmediately {
-                    try? transition(
-                        url.string, .resume(slotAvailable: slotAvailable(for: url.string, state)), &state, &effects)
+                    try? transition(entry, .resume(slotAvailable: slotAvailable(in: list, state)), &state, &effects)
                 }
                 result.added.append(url.string)
             }
@@ -133,13 +132,18 @@ extension DownloadEngine {
     }
 
     /// Puts a new entry at the end of its list.
-    func insert(url: DownloadURL, record: DownloadTaskRecord, machine: TaskStateMachine, _ state: inout EngineState) {
+    @discardableResult
+    func insert(
+        url: DownloadURL, record: DownloadTaskRecord, machine: TaskStateMachine, _ state: inout EngineState
+    ) -> TaskEntry {
         state.nextRank += 1
-        state.tasks[url.string] = TaskEntry(
+        let entry = TaskEntry(
             url: url, record: record, machine: machine, rank: state.nextRank,
             receivedBytes: machine.resumeRecord?.offset ?? 0)
+        state.tasks[url.string] = entry
         state.keysByNormalizedKey[url.normalizedKey] = url.string
         if state.lists[record.list] == nil { state.lists[record.list] = SchedulingList() }
+        return entry
     }
 
     // MARK: Operations by URL

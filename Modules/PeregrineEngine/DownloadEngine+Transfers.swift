@@ -190,13 +190,13 @@ extension DownloadEngine {
                         contentDisposition: head.headers["Content-Disposition"], effectiveURL: head.effectiveURL,
                         url: entry.url)
             }
-            state.tasks[key]!.record = record
+            entry.record = record
             let resume =
                 attempt.isResumable
                 ? ResumeRecord(
                     offset: attempt.startOffset, validator: validator, expectedLength: completeLength,
                     completedRanges: attempt.segmented?.durableRanges ?? []) : nil
-            try? transition(key, .updateResumeRecord(resume), &state, &effects)
+            try? transition(entry, .updateResumeRecord(resume), &state, &effects)
             if state.conflictPolicy == .skip, let name = record.fileName, directory.exists(name) {
                 // Not a byte more: the file is there and must stay.
                 attempt.setDisposition(.skipExisting)
@@ -225,7 +225,7 @@ extension DownloadEngine {
         let interval = configuration.progressInterval
         perform { state, effects in
             guard let entry = state.tasks[key], entry.attempt === attempt else { return }
-            state.tasks[key]!.receivedBytes = total
+            entry.receivedBytes = total
             if attempt.isLive, attempt.lastProgressEvent.map({ now - $0 >= interval }) ?? true {
                 attempt.lastProgressEvent = now
                 effects.events.append(.progress(key, receivedBytes: total, expectedBytes: entry.record.expectedLength))
@@ -261,7 +261,7 @@ extension DownloadEngine {
                 let record = entry.machine.resumeRecord
             else { return }
             try? transition(
-                key, .updateResumeRecord(attempt.resumeRecord(record, durableAt: durable)), &state, &effects)
+                entry, .updateResumeRecord(attempt.resumeRecord(record, durableAt: durable)), &state, &effects)
         }
     }
 
@@ -471,7 +471,7 @@ extension DownloadEngine {
                 }
                 return
             }
-            state.tasks[key]!.attempt = nil
+            entry.attempt = nil
             for (url, reason) in attempt.droppedSources
                 + (attempt.segmented?.droppedSources ?? []).map({
                     ($0.url.string, $0.reason)
@@ -486,8 +486,8 @@ extension DownloadEngine {
             } else {
                 switch outcome {
                 case .finished(let temporary, let length, let verification):
-                    state.tasks[key]!.record.verification = verification
-                    finishTask(key, temporary: temporary, length: length, &state, &effects)
+                    entry.record.verification = verification
+                    finishTask(entry, temporary: temporary, length: length, &state, &effects)
                 case .failed(let reason, let durable, _):
                     failTask(key, reason, attempt: attempt, durable: durable, &state, &effects)
                 case .rejected(let reason, let verification, let mismatchedFile):
@@ -495,8 +495,8 @@ extension DownloadEngine {
                         key, reason, verification: verification, mismatchedFile: mismatchedFile, &state, &effects)
                 case .retry(let fromZero, let durable, let failure, let mismatch, let delay):
                     if let mismatch {
-                        state.tasks[key]!.mismatchCount += 1
-                        state.tasks[key]!.record.verification = mismatch
+                        entry.mismatchCount += 1
+                        entry.record.verification = mismatch
                         logger.notice(
                             "checksum mismatch, downloading again",
                             metadata: ["url": "\(key)", "reason": "\(failure?.reason.message ?? "")"])
@@ -506,8 +506,9 @@ extension DownloadEngine {
                         &effects)
                 }
             }
-            if let entry = state.tasks[key], entry.attempt == nil, entry.startWhenDrained,
-                entry.machine.state == .downloading
+            // The task may have left in the step (a failure that deletes it, say).
+            if entry.attempt == nil, entry.startWhenDrained, entry.machine.state == .downloading,
+                state.tasks[key] === entry
             {
                 startAttempt(entry, &state, &effects)
             }
@@ -542,9 +543,9 @@ extension DownloadEngine {
     }
 
     private func finishTask(
-        _ key: String, temporary: String?, length: Int64, _ state: inout EngineState, _ effects: inout Effects
+        _ entry: TaskEntry, temporary: String?, length: Int64, _ state: inout EngineState, _ effects: inout Effects
     ) {
-        guard let entry = state.tasks[key] else { return }
+        let key = entry.url.string
         let name = entry.record.fileName ?? SuggestedFileName.make(for: entry.url)
         let placement: DownloadDirectory.Placement
         do throws(FailureReason) {
@@ -565,12 +566,12 @@ extension DownloadEngine {
                 if !state.holdsPlacedTemporaryNames { effects.leftoverLinks.append(link) }
                 state.leftoverLinks[temporary] = link
             }
-            state.tasks[key]!.record.fileName = finalName
-            state.tasks[key]!.record.finishedAt = clock.date()
-            if state.tasks[key]!.record.expectedLength == nil { state.tasks[key]!.record.expectedLength = length }
-            state.tasks[key]!.receivedBytes = length
+            entry.record.fileName = finalName
+            entry.record.finishedAt = clock.date()
+            if entry.record.expectedLength == nil { entry.record.expectedLength = length }
+            entry.receivedBytes = length
             do {
-                try transition(key, .succeed, &state, &effects)
+                try transition(entry, .succeed, &state, &effects)
             } catch {
                 logger.error("a finished transfer did not fit the task's state", metadata: ["error": "\(error)"])
                 return
@@ -652,8 +653,8 @@ extension DownloadEngine {
     ) {
         guard let entry = state.tasks[key] else { return }
         // Waiting for another writer is no failure of the download: it uses up no retry.
-        if !attempt.partFileBusy { state.tasks[key]!.retryCount += 1 }
-        state.tasks[key]!.previousFailure = failure
+        if !attempt.partFileBusy { entry.retryCount += 1 }
+        entry.previousFailure = failure
         guard entry.machine.state == .downloading else {
             // Paused meanwhile: forget the partial file (unless another writer's); resuming
             // starts from zero.

@@ -270,6 +270,15 @@ public final class DownloadEngine: Sendable {
         guard let entry = state.tasks[key] else {
             throw TransitionError(state: .notInList, wasQueued: false, event: event)
         }
+        try transition(entry, event, &state, &effects)
+    }
+
+    /// The transition by URL, for a task the caller already holds (one lookup
+    /// less: a step's lookups by URL are most of what it costs).
+    func transition(
+        _ entry: TaskEntry, _ event: TaskEvent, _ state: inout EngineState, _ effects: inout Effects
+    ) throws(TransitionError) {
+        let key = entry.url.string
         let before = entry.machine
         let actions = try entry.machine.apply(event)
         let after = entry.machine
@@ -481,7 +490,13 @@ public final class DownloadEngine: Sendable {
 
     /// The list's free-slot check for a task about to run.
     func slotAvailable(for key: String, _ state: EngineState) -> Bool {
-        guard !state.isShutDown, let list = state.tasks[key]?.record.list else { return false }
+        guard let list = state.tasks[key]?.record.list else { return false }
+        return slotAvailable(in: list, state)
+    }
+
+    /// Whether `list` has a free slot now.
+    func slotAvailable(in list: DownloadListKey, _ state: EngineState) -> Bool {
+        guard !state.isShutDown else { return false }
         return state.lists[list]?.hasFreeSlot(engineDefault: state.defaultLimit) ?? true
     }
 
@@ -546,10 +561,13 @@ public final class DownloadEngine: Sendable {
     func complete(
         _ key: String, with result: Result<URL, FailureReason>, _ state: inout EngineState, _ effects: inout Effects
     ) {
-        let handler = state.tasks[key]?.completion ?? state.taskCompletionHandler
-        state.tasks[key]?.completion = nil
-        state.tasks[key]?.retryCount = 0
-        state.tasks[key]?.previousFailure = nil
+        let entry = state.tasks[key]
+        let handler = entry?.completion ?? state.taskCompletionHandler
+        if let entry {
+            entry.completion = nil
+            entry.retryCount = 0
+            entry.previousFailure = nil
+        }
         if let handler { effects.callbacks.append { handler(key, result) } }
     }
 }

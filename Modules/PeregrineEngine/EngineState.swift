@@ -151,8 +151,20 @@ struct Effects: Sendable {
     var tracksRecords = false
 
     mutating func markDirty(_ key: String) {
-        if tracksRecords, dirtySet.insert(key).inserted { dirtyKeys.append(key) }
+        guard tracksRecords else { return }
+        // A step marks one or two tasks: a scan of those (equal keys share storage, so most
+        // comparisons are a pointer's) costs less than hashing the URL; a set takes over for
+        // steps over many tasks.
+        if dirtyKeys.count < Self.dirtyScanLimit {
+            guard !dirtyKeys.contains(key) else { return }
+            dirtyKeys.append(key)
+            if dirtyKeys.count == Self.dirtyScanLimit { dirtySet = Set(dirtyKeys) }
+        } else if dirtySet.insert(key).inserted {
+            dirtyKeys.append(key)
+        }
     }
+
+    private static let dirtyScanLimit = 16
 }
 
 /// A temporary name still linked to the file placed from it, until the task's record is durable.

@@ -1,4 +1,5 @@
 import Dispatch
+import HeapModule
 import PeregrineTransport
 import Synchronization
 
@@ -60,8 +61,21 @@ public final class MockTransport: Transport {
 
     private struct Timer {
         let due: MockInstant
-        let order: UInt64
         let work: @Sendable () -> Void
+    }
+
+    /// A step or timer in the queue of what is due, ordered by time, then by scheduling. A
+    /// step's entry is stale once its slot was scheduled again, paused, run or removed (its
+    /// slot's `order` differs, or its `due` is nil): stale entries are dropped when they come
+    /// up, so nothing is searched for or removed from the middle of the queue.
+    private struct Due: Comparable {
+        let due: MockInstant
+        let order: UInt64
+        /// The slot's key; nil for a timer (its work is in `State.timers` under `order`).
+        let slot: UInt64?
+
+        static func < (lhs: Due, rhs: Due) -> Bool { (lhs.due, lhs.order) < (rhs.due, rhs.order) }
+        static func == (lhs: Due, rhs: Due) -> Bool { lhs.order == rhs.order }
     }
 
     private struct State {
@@ -69,13 +83,38 @@ public final class MockTransport: Transport {
         var nextID: UInt64 = 1
         var nextOrder: UInt64 = 0
         var slots: [UInt64: Slot] = [:]
-        var timers: [Timer] = []
+        /// Timers by their order in `queue`.
+        var timers: [UInt64: Timer] = [:]
+        var queue = Heap<Due>()
         var isStepping = false
 
         mutating func schedule(_ key: UInt64, at time: MockInstant) {
-            slots[key]!.due = max(time, now)
+            let due = max(time, now)
+            slots[key]!.due = due
             slots[key]!.order = nextOrder
+            queue.insert(Due(due: due, order: nextOrder, slot: key))
             nextOrder += 1
+        }
+
+        mutating func addTimer(at due: MockInstant, _ work: @escaping @Sendable () -> Void) {
+            timers[nextOrder] = Timer(due: due, work: work)
+            queue.insert(Due(due: due, order: nextOrder, slot: nil))
+            nextOrder += 1
+        }
+
+        func isCurrent(_ entry: Due) -> Bool {
+            guard let key = entry.slot else { return true }
+            guard let slot = slots[key] else { return false }
+            return slot.order == entry.order && slot.due != nil
+        }
+
+        /// The first current entry, dropping the stale ones before it.
+        mutating func first() -> Due? {
+            while let entry = queue.min {
+                if isCurrent(entry) { return entry }
+                queue.removeMin()
+            }
+            return nil
         }
     }
 
@@ -110,7 +149,7 @@ public final class MockTransport: Transport {
     /// When the next step (or timer) is due, or nil when nothing is scheduled (all done, paused
     /// or stalled).
     public var nextStepTime: MockInstant? {
-        state.withLock { state in (state.slots.values.compactMap(\.due) + state.timers.map(\.due)).min() }
+        state.withLock { $0.first()?.due }
     }
 
     /// Runs `work` once `delay` has passed on the virtual clock, in order with the transfers'
@@ -119,9 +158,7 @@ public final class MockTransport: Transport {
     /// time. In ``Mode/manual`` it runs within ``advance(by:)`` and friends.
     public func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) {
         let kick = state.withLock { state in
-            state.timers.append(
-                Timer(due: state.now.advanced(by: max(delay, .zero)), order: state.nextOrder, work: work))
-            state.nextOrder += 1
+            state.addTimer(at: state.now.advanced(by: max(delay, .zero)), work)
             return claimExecutor(&state)
         }
         if kick { runOnExecutor() }
@@ -250,9 +287,7 @@ public final class MockTransport: Transport {
 
     /// Marks the executor busy when steps are due and it is idle; true when the caller must start it.
     private func claimExecutor(_ state: inout State) -> Bool {
-        guard mode == .automatic, !state.isStepping,
-            !state.timers.isEmpty || state.slots.values.contains(where: { $0.due != nil })
-        else {
+        guard mode == .automatic, !state.isStepping, !state.queue.isEmpty else {
             return false
         }
         state.isStepping = true
@@ -272,42 +307,24 @@ public final class MockTransport: Transport {
             case timer(@Sendable () -> Void)
         }
         let picked: Picked? = state.withLock { state in
-            var best: (key: UInt64, due: MockInstant, order: UInt64)?
-            for (key, slot) in state.slots {
-                guard let due = slot.due, limit.map({ due <= $0 }) ?? true else { continue }
-                if let current = best, (current.due, current.order) < (due, slot.order) { continue }
-                best = (key, due, slot.order)
-            }
-            var firstTimer: Int?
-            for (index, timer) in state.timers.enumerated() where limit.map({ timer.due <= $0 }) ?? true {
-                if let current = firstTimer,
-                    (state.timers[current].due, state.timers[current].order) < (timer.due, timer.order)
-                {
-                    continue
-                }
-                firstTimer = index
-            }
-            if let index = firstTimer,
-                best.map({ (state.timers[index].due, state.timers[index].order) < ($0.due, $0.order) }) ?? true
-            {
-                let timer = state.timers.remove(at: index)
-                state.now = max(state.now, timer.due)
-                return .timer(timer.work)
-            }
-            guard let best else {
+            guard let first = state.first(), limit.map({ first.due <= $0 }) ?? true else {
                 if releasingExecutorWhenIdle { state.isStepping = false }
                 return nil
             }
-            state.now = max(state.now, best.due)
-            var slot = state.slots[best.key]!
+            state.queue.removeMin()
+            state.now = max(state.now, first.due)
+            guard let key = first.slot else {
+                return .timer(state.timers.removeValue(forKey: first.order)!.work)
+            }
+            var slot = state.slots[key]!
             slot.due = nil
             slot.isRunning = true
             let context = MockTransfer.Context(
                 now: state.now, isCancelled: slot.isCancelled, wasPaused: slot.wasPaused,
-                isCancelledNow: { [self] in self.state.withLock { $0.slots[best.key]?.isCancelled ?? true } })
+                isCancelledNow: { [self] in self.state.withLock { $0.slots[key]?.isCancelled ?? true } })
             slot.wasPaused = false
-            state.slots[best.key] = slot
-            return .step(best.key, slot.transfer, context)
+            state.slots[key] = slot
+            return .step(key, slot.transfer, context)
         }
         let key: UInt64
         let transfer: MockTransfer
