@@ -30,6 +30,8 @@ python3 Scripts/package-graph.py --check
 # Every Swift snippet of README.md and Docs/*.md is in Tests/DocSnippets, which the build compiles.
 python3 Scripts/doc-snippets.py --check
 python3 Scripts/embed-icons.py --check
+# The service's catalogue of aria2's options is what the aria2c installed here says.
+python3 Scripts/aria2-options.py --check
 
 log=$(mktemp)
 # SwiftPM leaves a TemporaryDirectory.* folder in $TMPDIR at every build or test command, and a

@@ -231,6 +231,8 @@ struct DaemonCommand: AsyncParsableCommand {
         configuration.maxDownloadCount = 5
         configuration.downloadNewFileImmediately = false
         configuration.requestAdapter = requests
+        // A download's own max-tries and retry-wait, over the manager's retries.
+        configuration.retryPolicy = requests.retryPolicy(over: configuration.retryPolicy)
         configuration.logger = managerLogger
         configuration.segmentation = Segmentation(maxConnectionsPerTask: split)
         let manager: DownloadManager

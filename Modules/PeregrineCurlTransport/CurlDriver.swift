@@ -384,6 +384,9 @@ final class CurlDriver: @unchecked Sendable {
                 Int(max((lowSpeed.duration.wholeMilliseconds + 999) / 1000, 1))
             )
         }
+        if let proxy = request.proxy {
+            _ = peregrine_easy_setopt_string(easy, CURLOPT_PROXY, proxy)
+        }
         if let cap = request.maxReceiveBytesPerSecond, cap > 0 {
             _ = peregrine_easy_setopt_offset(easy, CURLOPT_MAX_RECV_SPEED_LARGE, curl_off_t(cap))
         }

@@ -30,9 +30,26 @@ extension RPCDispatcher {
             }
         }
         let position: Int? = params.count > 2 ? try params.integer(2) : nil
+        var wanted: GID?
+        if let text = options.values.removeValue(forKey: "gid") {
+            // aria2: 16 hex digits, unused by any download (a removed one's result counts).
+            guard text.utf8.count == 16,
+                text.utf8.allSatisfy({
+                    UInt8(ascii: "0")...UInt8(ascii: "9") ~= $0 || UInt8(ascii: "a")...UInt8(ascii: "f") ~= $0 | 0x20
+                }),
+                let gid = GID(hex: text.lowercased())
+            else {
+                throw RPCError.badOption("gid", "must be 16 hexadecimal digits")
+            }
+            let taken = state.withLock { $0.table.urlByGID[gid] != nil || $0.removed[gid] != nil }
+            guard !taken else { throw RPCError("GID \(gid) is not unique.") }
+            wanted = gid
+        }
 
         // In a fleet the queue decides, also for a URL this service holds or held.
         if let queue = configuration.fleetQueue {
+            // Every service of a fleet names a task by its URL (`GID.fleet`).
+            guard wanted == nil else { throw RPCError("The option gid is not carried by the fleet's shared queue.") }
             return try addToFleet(
                 url, options: options, fileName: fileName, mirrors: Array(uris.dropFirst()), position: position,
                 queue: queue)
@@ -56,7 +73,7 @@ extension RPCDispatcher {
 
         let paused = options.values["pause"] == "true"
         let (gid, metaOptions) = state.withLock { state in
-            let (gid, _) = state.table.gid(for: added, using: &state.generator)
+            let (gid, _) = state.table.gid(for: added, preferring: wanted, using: &state.generator)
             let shared = state.sharedOptions.share(options)
             state.options[gid] = shared.options
             if paused { state.paused.insert(gid) }

@@ -9,13 +9,13 @@ import Synchronization
 #endif
 
 extension RPCDispatcher {
-    /// The per-download options a fleet's queue carries to the service that claims the task:
-    /// the file name, the checksum, the connections, the speed limit and the request headers.
-    /// `dir` (a directory under the adding service's root, which the claiming host may not
-    /// have), `pause` and a position are refused.
-    static let fleetOptions: Set<String> = [
-        "out", "checksum", "split", "max-connection-per-server", "max-download-limit", "header",
-    ]
+    /// Whether a fleet's queue carries a per-download option to the service that claims the
+    /// task: every one but `pause` (a fleet's queue pauses by `aria2.pause`) and secrets
+    /// (`http-passwd`), which the shared database would hold in the clear. `dir` is the root
+    /// (the only one `addUri` accepts), which every service of the fleet shares: not carried.
+    static func fleetCarries(_ option: String) -> Bool {
+        option != "pause" && !Aria2Option.isSecret(option)
+    }
 
     /// `aria2.addUri` on a service of a fleet (``RPCServiceConfiguration/fleetQueue``): the URL
     /// goes into the shared queue, where any service of the fleet may claim it, with its other
@@ -27,7 +27,9 @@ extension RPCDispatcher {
         _ url: String, options: DownloadOptions, fileName: String?, mirrors: [String], position: Int?,
         queue: any ClaimingTaskQueue
     ) throws(RPCError) -> JSONValue {
-        if let unsupported = options.values.keys.filter({ !Self.fleetOptions.contains($0) }).sorted().first {
+        var options = options
+        options.values["dir"] = nil
+        if let unsupported = options.values.keys.filter({ !Self.fleetCarries($0) }).sorted().first {
             throw RPCError("The option \(unsupported) is not carried by the fleet's shared queue.")
         }
         guard position == nil else { throw RPCError("A fleet's shared queue keeps no positions.") }
@@ -51,7 +53,7 @@ extension RPCDispatcher {
         task.maxConnections = connections(options, servers: 1 + mirrorKeys.count)
         task.speedLimit = speedLimit(options)?.bytesPerSecond
         if !options.values.isEmpty {
-            task.metaInfo[MetaKey.options] = .dictionary(options.values.mapValues { .string($0) })
+            task.metaInfo[MetaKey.options] = options.metaInfo
         }
         if let batch = FleetBatch.current {
             // A multicall of additions: enqueued with the others once all were checked.

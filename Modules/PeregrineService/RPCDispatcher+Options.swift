@@ -1,7 +1,24 @@
 import Peregrine
 
 extension RPCDispatcher {
-    /// `aria2.getOption(gid)`: the download's options over the global defaults.
+    /// What the service does where a client asks which value an option has and none was given:
+    /// aria2's default, except where the service works otherwise.
+    /// (aria2's `user-agent` names aria2: the transport's own is reported only when set.)
+    private var serviceDefaults: [String: String] {
+        [
+            "dir": manager.downloadDirectory,
+            // A download always continues from the bytes it has.
+            "continue": "true",
+            // The manager's retries (BackoffRetryPolicy.standard: five after the first try) and
+            // the transport's default connect timeout.
+            "max-tries": "6",
+            "connect-timeout": "30",
+        ]
+    }
+
+    /// `aria2.getOption(gid)`: every option of a download, as aria2 reports them — its own
+    /// values over the global ones over the defaults; `header` one string, a line each.
+    /// Secrets (`http-passwd`) are never reported.
     func getOption(_ params: RPCParameters) throws(RPCError) -> JSONValue {
         let text = try params.string(0)
         let gid: GID
@@ -9,29 +26,42 @@ extension RPCDispatcher {
         case .task(let found, _): gid = found
         case .removed(let found): gid = found
         }
-        let values = state.withLock { state in
-            state.global.values.filter { DownloadOptions.perDownload.contains($0.key) }
-                .merging(state.options[gid]?.values ?? [:]) { _, own in own }
+        let (own, global) = state.withLock { state in (state.options[gid]?.values ?? [:], state.global.values) }
+        var values: [String: String] = [:]
+        for option in Aria2Option.catalogue.values where option.perDownload {
+            if let value = option.aria2Default { values[option.name] = value }
         }
-        var object = JSONObject(values.filter { !$0.key.hasPrefix("peregrine.") }.mapValues { .string($0) })
-        object["dir"] = .string(values["dir"] ?? manager.downloadDirectory)
-        if let header = values["header"] {
-            object["header"] = .array(header.split(separator: "\n").map { .string(String($0)) })
-        }
-        return .object(object)
+        values["user-agent"] = nil
+        values.merge(serviceDefaults) { _, service in service }
+        values.merge(global.filter { DownloadOptions.changeable.contains($0.key) }) { _, global in global }
+        values.merge(own) { _, own in own }
+        return .object(Self.report(values.filter { !Aria2Option.addOnly.contains($0.key) }))
     }
 
-    /// `aria2.changeOption(gid, options)`: `split`, `max-connection-per-server` and
-    /// `max-download-limit` (see ``DownloadOptions``); a changed connection count applies to an
-    /// active download at once (its transfer starts again from what it has, as aria2 restarts
-    /// it), a changed speed limit too (the transfer goes on, slower or faster). Other names are ignored, as aria2 ignores those it cannot change, except a
-    /// `dir` outside the root (refused).
+    /// Option values in aria2's form: strings, secrets left out, `header` with a newline after
+    /// each line.
+    private static func report(_ values: [String: String]) -> JSONObject {
+        var object = JSONObject(
+            values.filter { !Aria2Option.isSecret($0.key) && !$0.key.hasPrefix("peregrine.") }.mapValues { .string($0) }
+        )
+        if let header = values["header"] {
+            object["header"] = .string(header.isEmpty ? "" : header + "\n")
+        }
+        return object
+    }
+
+    /// `aria2.changeOption(gid, options)`: every option of a download is taken, checked as aria2
+    /// checks it, kept and reported; a changed connection count applies to an active download at
+    /// once (its transfer starts again from what it has, as aria2 restarts it), a changed speed
+    /// limit too (the transfer goes on, slower or faster), the request options (headers,
+    /// timeouts, credentials, proxy, retries) from its next transfer. `gid` and `pause` are
+    /// ignored, as aria2 ignores them here; a `dir` outside the root is refused.
     func changeOption(_ params: RPCParameters) throws(RPCError) -> JSONValue {
         let text = try params.string(0)
         let (gid, url) = try task(text)
         guard params[1] != nil else { throw RPCError.missing(at: 1) }
-        // As aria2 does, options this method does not act on are ignored (AriaNg sends many);
-        // a `dir` is still checked, so that no client believes it moved a download outside.
+        // As aria2 does, options this method does not act on are kept; a `dir` is still
+        // checked, so that no client believes it moved a download outside.
         if case .object(let members) = params[1], case .string(let dir) = members["dir"] {
             try checkDirectory(dir)
         }
@@ -41,7 +71,7 @@ extension RPCDispatcher {
             return state.options[gid]!.values
         }
         applyRequestOptions(DownloadOptions(values), to: url)
-        try? manager.updateMetaInfo([MetaKey.options: .dictionary(values.mapValues { .string($0) })], forTask: url)
+        try? manager.updateMetaInfo([MetaKey.options: DownloadOptions(values).metaInfo], forTask: url)
         if changes.values["split"] != nil || changes.values["max-connection-per-server"] != nil {
             // An active download starts its transfer again with the new count, from what it has.
             let servers = 1 + (manager.engine.task(url)?.record.mirrors.count ?? 0)
@@ -62,23 +92,32 @@ extension RPCDispatcher {
         }
     }
 
-    /// `aria2.getGlobalOption`.
+    /// `aria2.getGlobalOption`: every option, as aria2 reports them — the values changed by
+    /// `changeGlobalOption` over what the service runs with over aria2's defaults.
     func getGlobalOption() -> JSONValue {
-        var object = JSONObject(state.withLock { $0.global.values.mapValues { JSONValue.string($0) } })
-        object["dir"] = .string(manager.downloadDirectory)
-        object["max-concurrent-downloads"] = .string(String(manager.maxDownloadCount))
+        var values: [String: String] = [:]
+        for option in Aria2Option.catalogue.values {
+            if let value = option.aria2Default { values[option.name] = value }
+        }
+        values["user-agent"] = nil
+        values.merge(serviceDefaults) { _, service in service }
+        values.merge(state.withLock { $0.global.values }) { _, global in global }
+        values["max-concurrent-downloads"] = String(manager.maxDownloadCount)
         // The manager's own limit: saved, so it outlives a restart that forgot the option.
-        object["max-overall-download-limit"] = .string(String(manager.overallSpeedLimit?.bytesPerSecond ?? 0))
-        object["rpc-listen-port"] = .string(String(listeningPort.withLock { $0 } ?? configuration.port))
-        object["rpc-listen-all"] = configuration.host == "127.0.0.1" ? "false" : "true"
-        object["rpc-allow-origin-all"] = configuration.allowOriginAll ? "true" : "false"
-        return .object(object)
+        values["max-overall-download-limit"] = String(manager.overallSpeedLimit?.bytesPerSecond ?? 0)
+        values["rpc-listen-port"] = String(listeningPort.withLock { $0 } ?? configuration.port)
+        values["rpc-listen-all"] = configuration.host == "127.0.0.1" ? "false" : "true"
+        values["rpc-allow-origin-all"] = configuration.allowOriginAll ? "true" : "false"
+        values["enable-rpc"] = "true"
+        return .object(Self.report(values.filter { !Aria2Option.addOnly.contains($0.key) }))
     }
 
-    /// `aria2.changeGlobalOption(options)`: `max-concurrent-downloads` (the manager's limit,
-    /// saved), `max-overall-download-limit` and the defaults of new downloads' `split`,
-    /// `max-connection-per-server`, `max-download-limit`. Other names are ignored, as in aria2,
-    /// except a `dir` other than the download root (refused).
+    /// `aria2.changeGlobalOption(options)`: every aria2 option is taken and checked as aria2
+    /// checks it. `max-concurrent-downloads` (the manager's limit, saved) and
+    /// `max-overall-download-limit` apply at once; the options of a download become the defaults
+    /// of downloads added from now on (as in aria2); the others are kept and reported, and what
+    /// a running service cannot change (its port, say) stays as it is, as in aria2. A `dir`
+    /// other than the download root is refused.
     func changeGlobalOption(_ params: RPCParameters) throws(RPCError) -> JSONValue {
         guard params[0] != nil else { throw RPCError.missing(at: 0) }
         if case .object(let members) = params[0], case .string(let dir) = members["dir"] {
@@ -92,8 +131,14 @@ extension RPCDispatcher {
             // Shared by every transfer of the manager, running ones included.
             manager.overallSpeedLimit = DownloadOptions.speedLimit(overall)
         }
-        // The global max-download-limit applies to downloads added from now on, as in aria2.
+        for fixed in Self.fixedGlobalOptions { changes.values[fixed] = nil }
         state.withLock { $0.global.values.merge(changes.values) { _, new in new } }
         return "OK"
     }
+
+    /// Global options a running service keeps as it started (its listening, its directory,
+    /// `gid` and `pause`, which name one download), whatever `changeGlobalOption` says.
+    private static let fixedGlobalOptions: [String] = [
+        "rpc-listen-port", "rpc-listen-all", "rpc-allow-origin-all", "rpc-secret", "enable-rpc", "dir", "gid", "pause",
+    ]
 }

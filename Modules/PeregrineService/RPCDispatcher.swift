@@ -83,7 +83,7 @@ public final class RPCDispatcher: Sendable {
                 recent.append(found)
                 return found
             }
-            let entry = (options: options, meta: PropertyListValue.dictionary(options.values.mapValues { .string($0) }))
+            let entry = (options: options, meta: options.metaInfo)
             if recent.count == 8 { recent.removeFirst() }
             recent.append(entry)
             return entry
@@ -230,10 +230,16 @@ public final class RPCDispatcher: Sendable {
         try? manager.updateMetaInfo([MetaKey.paused: paused ? MetaKey.pausedMark : .boolean(false)], forTask: url)
     }
 
-    /// Hands a download's `header` to the request table. (Its `max-download-limit` is the task's
-    /// speed limit, saved with the task: see ``speedLimit(_:)``.)
+    /// Hands a download's request options (`header`, `user-agent`, timeouts, credentials,
+    /// proxy, retries, over the global ones) to the request table. (Its `max-download-limit` is
+    /// the task's speed limit, saved with the task: see ``speedLimit(_:)``.)
     func applyRequestOptions(_ options: DownloadOptions, to url: String) {
-        configuration.requestTable?.set(headers: options.headerFields, bytesPerSecond: nil, forTask: url)
+        guard let table = configuration.requestTable else { return }
+        // A download's own values over the global ones, as aria2 gives new downloads the
+        // global options (`max-download-limit` is the task's speed limit, not a cap here).
+        var values = state.withLock { $0.global.values }.merging(options.values) { _, own in own }
+        values["max-download-limit"] = nil
+        table.set(TaskRequestOptions(aria2: values), forTask: url)
     }
 
     /// A download's speed limit: its own `max-download-limit`, else the global default; nil

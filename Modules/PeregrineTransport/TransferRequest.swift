@@ -62,6 +62,10 @@ public struct TransferRequest: Sendable, Hashable {
     public var bandwidthLimiters: [BandwidthLimiter]
     /// Which redirects are followed.
     public var redirects: RedirectPolicy
+    /// The proxy this request goes through (`http://[user:password@]host:port`), instead of the
+    /// backend's own choice (libcurl's: the `http_proxy`, `https_proxy` and `no_proxy`
+    /// variables); nil for the backend's. The mock transport ignores it.
+    public var proxy: String?
 
     /// Creates a request for a URL that was already checked.
     public init(

@@ -14,10 +14,11 @@ func snippetServiceLine93() async throws {
     let secret = "a long random token"
     let logger = Logger(label: "app")
 
-    let requests = TaskRequestTable()              // per-download `header`
+    let requests = TaskRequestTable()              // per-download `header`, `timeout`, `all-proxy`…
     var configuration = DownloadManager.Configuration(downloadDirectory: downloads, stateDirectory: state)
     configuration.downloadNewFileImmediately = false   // added downloads wait, as aria2's do
     configuration.requestAdapter = requests
+    configuration.retryPolicy = requests.retryPolicy(over: configuration.retryPolicy)  // `max-tries`…
     let manager = try DownloadManager(identifier: "app", configuration: configuration)
     let service = RPCService(
         manager: manager,

@@ -35,13 +35,14 @@ final class ServiceRig: Sendable {
         await rig.stop()
     }
 
-    /// A scratch directory and an nginx (access log, throttled `/slow/`) serving its files.
+    /// A scratch directory and an nginx (access log in the combined format, throttled `/slow/`,
+    /// a 503 at `/unavailable.bin`) serving its files.
     static func makeServer() async throws -> (NginxServer, TemporaryDirectory) {
         let scratch = try TemporaryDirectory(prefix: "peregrine-service")
         let server = try NginxServer(
             .init(extraDirectives: [
                 "access_log \(scratch.path("access.log"));", "sendfile_max_chunk 32k;",
-                "location /slow/ { limit_rate 200k; }",
+                "location /slow/ { limit_rate 200k; }", "location = /unavailable.bin { return 503; }",
             ]))
         try await server.start()
         return (server, scratch)
@@ -67,6 +68,7 @@ final class ServiceRig: Sendable {
         managerConfiguration.maxDownloadCount = 5
         managerConfiguration.downloadNewFileImmediately = false
         managerConfiguration.requestAdapter = requests
+        managerConfiguration.retryPolicy = requests.retryPolicy(over: managerConfiguration.retryPolicy)
         managerConfiguration.thumbnails = Thumbnailer.Configuration(cachePolicy: .memoryOnly)
         let manager = try DownloadManager(identifier: "service", configuration: managerConfiguration)
         let (ports, continuation) = AsyncStream<Int>.makeStream()

@@ -335,7 +335,8 @@ import Testing
             let options = try #require(try await rig.result("aria2.getOption", "\"\(gid)\"") as? [String: Any])
             #expect(options["max-connection-per-server"] as? String == "4")
             #expect(options["max-download-limit"] as? String == "1024")
-            #expect(options["header"] as? [String] == ["X-A: 1"])
+            // As aria2 reports it: one string, a newline after each line.
+            #expect(options["header"] as? String == "X-A: 1\n")
             #expect(options["split"] as? String == "5")
             // A second download added with the same options shares them (one copy for both)
             // until one of them changes: the change is its own.

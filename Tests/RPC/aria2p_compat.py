@@ -213,6 +213,44 @@ def main():
             if error.code != 1:
                 fail(f"status of a removed paused download answers code {error.code}")
 
+        step("takes, checks and reports options as aria2 does")
+        options = {
+            "pause": "true", "gid": "00000000000000a1", "bt-max-peers": "7", "min-split-size": "2M",
+            "header": ["X-A: 1", "X-B: 2"], "user-agent": "compat/1", "no-such-option": "1",
+        }
+        optioned = api.client.add_uri([f"{arguments.base_url}/{arguments.big}"], options)
+        if optioned != "00000000000000a1":
+            fail(f"addUri with gid 00000000000000a1 answered {optioned}")
+        reported = api.client.get_option(optioned)
+        expected_options = {
+            "bt-max-peers": "7", "min-split-size": "2097152", "header": "X-A: 1\nX-B: 2\n", "user-agent": "compat/1",
+        }
+        for name, value in expected_options.items():
+            if reported.get(name) != value:
+                fail(f"getOption reports {name}={reported.get(name)!r}, not {value!r}")
+        for name in ["no-such-option", "gid", "pause"]:
+            if name in reported:
+                fail(f"getOption reports {name}")
+        for name, bad in [("timeout", "0"), ("file-allocation", "fast"), ("max-connection-per-server", "17")]:
+            try:
+                api.client.add_uri([f"{arguments.base_url}/{first_name}?{name}"], {name: bad})
+                fail(f"{name}={bad} was accepted")
+            except aria2p.ClientException as error:
+                prefix = f"We encountered a problem while processing the option '--{name}'"
+                if error.code != 1 or not error.message.startswith(prefix):
+                    fail(f"{name}={bad} answers {error.code} {error.message!r}")
+        try:
+            api.client.add_uri([f"{arguments.base_url}/{first_name}?again"], {"gid": "00000000000000a1"})
+            fail("a GID in use was accepted")
+        except aria2p.ClientException as error:
+            # aria2 says "No URI to download."; Peregrine says why.
+            if error.code != 1:
+                fail(f"a GID in use answers {error.code} {error.message!r}")
+        api.client.change_global_option({"bt-max-peers": "9"})
+        if api.client.get_global_option().get("bt-max-peers") != "9":
+            fail("changeGlobalOption did not keep bt-max-peers")
+        api.client.remove(optioned)
+
         for name, expected in files[1:]:
             step(f"adds {name} and waits for it to complete")
             other = api.add_uris([f"{arguments.base_url}/{name}"])
