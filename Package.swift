@@ -300,7 +300,8 @@ let package = Package(
             "PeregrinePostgresStorageTests",
             dependencies: [
                 "PeregrinePostgresStorage", "PeregrineStorage", "PeregrineStorageTestKit", "PeregrinePersistence",
-                "PeregrineEngine", "PeregrineMockTransport", "TestSupport",
+                "PeregrineEngine", "PeregrineMockTransport", "TestSupport", logging,
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         tests(

@@ -40,6 +40,9 @@ final class PostgresSession: Sendable {
         return max(1, components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000)
     }
 
+    /// How long the server keeps a transaction whose client stopped sending (see `connect`).
+    static let idleInTransactionTimeout = "10s"
+
     /// Connects, within the location's connect timeout: the TCP connection and the login both
     /// (a server that accepts but never answers the startup is a failed connect).
     ///
@@ -66,7 +69,14 @@ final class PostgresSession: Sendable {
         let components = bound.components
         configuration.options.connectTimeout = .nanoseconds(
             components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000)
-        configuration.options.additionalStartupParameters = [("application_name", location.applicationName)]
+        configuration.options.additionalStartupParameters = [
+            ("application_name", location.applicationName),
+            // Every transaction is sent whole, so it waits for its client only while that client
+            // is frozen (stopped, paused, cut off) between two of its statements: then the
+            // server ends it rather than let its locks (a claim's turn of the queue, rows) stop
+            // every other service of the fleet.
+            ("idle_in_transaction_session_timeout", Self.idleInTransactionTimeout),
+        ]
         let id = nextID.add(1, ordering: .relaxed).oldValue
         let connecting = PostgresConnection.connect(on: eventLoop, configuration: configuration, id: id, logger: logger)
         // The connect timeout covers the TCP connection only: the login gets the same bound.
