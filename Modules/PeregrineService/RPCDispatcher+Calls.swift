@@ -9,7 +9,8 @@ extension RPCDispatcher {
         "aria2.getFiles", "aria2.tellActive", "aria2.tellWaiting", "aria2.tellStopped", "aria2.changePosition",
         "aria2.getOption", "aria2.changeOption", "aria2.getGlobalOption", "aria2.changeGlobalOption",
         "aria2.getGlobalStat", "aria2.purgeDownloadResult", "aria2.removeDownloadResult", "aria2.getVersion",
-        "aria2.getSessionInfo", "aria2.shutdown", "aria2.forceShutdown", "aria2.saveSession", "system.multicall",
+        "aria2.getSessionInfo", "aria2.shutdown", "aria2.forceShutdown", "aria2.saveSession", "aria2.getServers",
+        "aria2.changeUri", "system.multicall",
         "system.listMethods", "system.listNotifications",
     ]
 
@@ -180,7 +181,8 @@ extension RPCDispatcher {
     static let readOnlyMethods: Set<String> = [
         "aria2.tellStatus", "aria2.getUris", "aria2.getFiles", "aria2.tellActive", "aria2.tellWaiting",
         "aria2.tellStopped", "aria2.getOption", "aria2.getGlobalOption", "aria2.getGlobalStat", "aria2.getVersion",
-        "aria2.getSessionInfo", "peregrine.list", "peregrine.listTrash", "peregrine.lists", "peregrine.listView",
+        "aria2.getSessionInfo", "aria2.getServers", "peregrine.list", "peregrine.listTrash", "peregrine.lists",
+        "peregrine.listView",
         "peregrine.listRevision", "peregrine.trashView",
     ]
 
@@ -276,6 +278,13 @@ extension RPCDispatcher {
             return unpauseAll()
         case "aria2.changePosition": return try changePosition(params)
         case "aria2.changeOption": return try changeOption(params)
+        case "aria2.getServers": return try getServers(params)
+        case "aria2.changeUri":
+            if configuration.fleetQueue != nil {
+                throw RPCError(
+                    "aria2.changeUri is not available on a fleet service: a task's URIs are the shared queue's")
+            }
+            return try changeUri(params)
         case "aria2.changeGlobalOption": return try changeGlobalOption(params)
         case "aria2.purgeDownloadResult":
             if let queue = configuration.fleetQueue { return try fleetPurgeDownloadResult(queue: queue) }

@@ -230,20 +230,29 @@ extension RPCDispatcher {
         }
         switch try target(text) {
         case .removed(let gid):
-            state.withLock { _ = $0.removed.removeValue(forKey: gid) }
+            state.withLock { state in
+                if state.removed.removeValue(forKey: gid) != nil { state.forgottenResults += 1 }
+            }
         case .task(let gid, let url):
             guard status(of: url).isStopped else { throw RPCError("Could not remove download result of GID#\(gid)") }
             try forget(gid: gid, url: url)
+            state.withLock { $0.forgottenResults += 1 }
         }
         return "OK"
     }
 
     /// `aria2.purgeDownloadResult`: forgets every complete, failed and removed download.
     func purgeDownloadResult() -> JSONValue {
-        state.withLock { $0.removed = [:] }
+        state.withLock { state in
+            state.forgottenResults += state.removed.count
+            state.removed = [:]
+        }
         for url in manager.engine.urlStrings() {
             let status = status(of: url)
-            if status == .complete || status == .error { try? forget(gid: gid(of: url), url: url) }
+            guard status == .complete || status == .error, (try? forget(gid: gid(of: url), url: url)) != nil else {
+                continue
+            }
+            state.withLock { $0.forgottenResults += 1 }
         }
         return "OK"
     }

@@ -55,6 +55,14 @@ extension RPCDispatcher {
             "dir": .string(manager.downloadDirectory),
             "files": .array([fileObject(snapshot, status: status)]),
         ]
+        if total > 0 {
+            let have: [Range<Int64>] =
+                status == .complete
+                ? [0..<total]
+                : record.resumeRecord.flatMap { $0.completedRanges.isEmpty ? nil : $0.completedRanges }
+                    ?? [0..<min(completed, total)]
+            object["bitfield"] = .string(Self.bitfield(total: total, pieceLength: pieceLength, have: have))
+        }
         if case .failed(let reason) = snapshot.state {
             object["errorCode"] = .string(DownloadStatus.errorCode(of: reason))
             object["errorMessage"] = .string(reason.description)
@@ -258,10 +266,11 @@ extension RPCDispatcher {
         let index = statusIndex()
         var active = index.active.count
         var waiting = index.waiting.count
-        var stopped = index.stopped + state.withLock { $0.removed.count }
+        var (stopped, forgotten) = state.withLock { (index.stopped + $0.removed.count, $0.forgottenResults) }
         if let queue = configuration.fleetQueue {
             let census = try Self.fleetCall { () throws(StoreError) in try queue.census() }
             (active, waiting, stopped) = (census.held, census.waiting, census.ended)
+            forgotten = 0
         }
         var speed: Int64 = 0
         for url in index.active { speed += self.speed(of: url) }
@@ -274,7 +283,8 @@ extension RPCDispatcher {
         return [
             "downloadSpeed": .string(String(speed)), "uploadSpeed": "0", "numActive": .string(String(active)),
             "numWaiting": .string(String(waiting)), "numStopped": .string(String(stopped)),
-            "numStoppedTotal": .string(String(stopped)),
+            // As aria2: results purged or removed still count.
+            "numStoppedTotal": .string(String(stopped + forgotten)),
         ]
     }
 }

@@ -44,6 +44,8 @@ public final class RPCDispatcher: Sendable {
         var options: [GID: DownloadOptions] = [:]
         var paused: Set<GID> = []
         var removed: [GID: RemovedDownload] = [:]
+        /// Stopped downloads whose results were removed or purged (`numStoppedTotal` counts them).
+        var forgottenResults = 0
         var stopOrder: [GID: UInt64] = [:]
         var nextStop: UInt64 = 1
         var meters: [String: SpeedMeter] = [:]

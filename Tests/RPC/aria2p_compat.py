@@ -251,6 +251,24 @@ def main():
             fail("changeGlobalOption did not keep bt-max-peers")
         api.client.remove(optioned)
 
+        step("changes a download's URIs and has no servers for a paused one")
+        first_uri, second_uri = f"{arguments.base_url}/{arguments.big}", f"{arguments.base_url}/{files[1][0]}"
+        added = [f"{arguments.base_url}/{files[2][0]}", f"{arguments.base_url}/{first_name}"]
+        sourced = api.client.add_uri([first_uri, second_uri], {"pause": "true"})
+        counts = api.client.change_uri(sourced, 1, [second_uri], added)
+        if counts != [1, 2]:
+            fail(f"changeUri answered {counts}")
+        uris = [entry["uri"] for entry in api.client.get_uris(sourced)]
+        if uris != [first_uri] + added:
+            fail(f"getUris after changeUri is {uris}")
+        try:
+            api.client.get_servers(sourced)
+            fail("a paused download has servers")
+        except aria2p.ClientException as error:
+            if error.code != 1:
+                fail(f"getServers of a paused download answers {error.code} {error.message!r}")
+        api.client.remove(sourced)
+
         for name, expected in files[1:]:
             step(f"adds {name} and waits for it to complete")
             other = api.add_uris([f"{arguments.base_url}/{name}"])
