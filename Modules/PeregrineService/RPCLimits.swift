@@ -15,6 +15,13 @@ public struct RPCLimits: Sendable, Hashable {
     /// slows the others.
     public var notificationBacklogBytes: Int
 
+    /// The largest WebSocket message read: twice ``maxRequestBytes``, so that a message a little
+    /// over the bound gets the size error as an answer; a larger one closes the connection with
+    /// WebSocket's "message too big".
+    var webSocketReadBytes: Int {
+        maxRequestBytes.multipliedReportingOverflow(by: 2).overflow ? .max : maxRequestBytes * 2
+    }
+
     /// Creates limits.
     public init(
         maxRequestBytes: Int = 2 << 20, maxBatchCount: Int = 1000, maxURIsPerDownload: Int = 16,

@@ -80,7 +80,7 @@ public final class RPCService: Service, Sendable {
                                         dispatcher: dispatcher, maxRequestBytes: limits.maxRequestBytes,
                                         allowOriginAll: allowOriginAll))
                             ]),
-                            ws: .init(maxFrameSize: limits.maxRequestBytes)),
+                            ws: .init(maxFrameSize: limits.webSocketReadBytes)),
                         shouldUpgrade: shouldUpgrade),
                     dispatcher: dispatcher, maxRequestBytes: limits.maxRequestBytes, allowOriginAll: allowOriginAll)
             },
@@ -275,7 +275,10 @@ public final class RPCService: Service, Sendable {
                 defer { hub.unsubscribe(subscriber) }
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask {
-                        for try await message in inbound.messages(maxSize: limits.maxRequestBytes) {
+                        // A message over the request bound is read (up to twice it) and answered
+                        // with the size error, as an HTTP body is; past that the connection is
+                        // closed with "message too big".
+                        for try await message in inbound.messages(maxSize: limits.webSocketReadBytes) {
                             let bytes: [UInt8]
                             switch message {
                             case .text(let text): bytes = Array(text.utf8)

@@ -655,6 +655,15 @@ import Testing
                 guard batch.utf8.count > 16384,
                     (try? JSONSerialization.jsonObject(with: Data(batch.utf8)) as? [Any])?.count == 300
                 else { return ["bad batch answer of \(batch.utf8.count) bytes"] }
+                // A message over the 2 MiB bound gets the size error as its answer, and the
+                // connection goes on.
+                let padding = String(repeating: "x", count: 3 << 20)
+                client.sendText(
+                    #"{"jsonrpc":"2.0","id":"big","method":"aria2.getVersion","params":[""# + padding + #""]}"#)
+                let tooBig = client.receiveText() ?? ""
+                guard tooBig.contains("-32600"), tooBig.contains("exceeds") else {
+                    return ["a 3 MiB message was answered \(tooBig.prefix(200))"]
+                }
                 client.sendText(
                     #"{"jsonrpc":"2.0","id":"a","method":"aria2.addUri","params":["token:\#(secret)",["\#(url)"]]}"#)
                 // The answer and the notifications, until the completion.
