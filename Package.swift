@@ -71,7 +71,7 @@ let package = Package(
         .default(enabledTraits: ["Thumbnails"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         // HeapModule: the mock transport's queue of due steps.
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),

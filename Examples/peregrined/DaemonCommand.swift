@@ -110,6 +110,16 @@ struct DaemonCommand: AsyncParsableCommand {
     @Flag(help: "Log at debug level.")
     var verbose = false
 
+    /// How log lines are written.
+    enum LogFormat: String, ExpressibleByArgument, CaseIterable {
+        case text, json
+    }
+
+    @Option(
+        name: .customLong("log-format"),
+        help: "Log lines as text (the default) or as one JSON object a line, for log shippers: text or json.")
+    var logFormat: LogFormat = .text
+
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--rpc-listen-port must be 0 to 65535") }
         if secret != nil, secretFile != nil {
@@ -216,7 +226,10 @@ struct DaemonCommand: AsyncParsableCommand {
         let token =
             try secret ?? secretFile.map(Self.readSecret) ?? ProcessInfo.processInfo.environment["PEREGRINE_RPC_SECRET"]
         Self.tuneAllocator()
-        var logger = Logger(label: "peregrine.daemon") { StreamLogHandler.standardError(label: $0) }
+        let format = logFormat
+        var logger = Logger(label: "peregrine.daemon") { label -> any LogHandler in
+            format == .json ? JSONLogHandler(label: label) : StreamLogHandler.standardError(label: label)
+        }
         logger.logLevel = verbose ? .debug : .info
         let requests = TaskRequestTable()
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -263,9 +276,14 @@ struct DaemonCommand: AsyncParsableCommand {
             // In a fleet, what this service downloads is what it holds leases for: tasks left
             // in its store by an earlier run are the queue's to hand out, not this service's.
             resumesUnfinishedDownloads: fleetQueue == nil, requestTable: requests,
-            onListening: { port in
-                // Tests and scripts read the port from this line when they asked for port 0.
-                printError("peregrine daemon listening on port \(port)")
+            onListening: { [logger] port in
+                // Tests and scripts read the port from this line when they asked for port 0 (a
+                // log line of its own when the log is JSON).
+                if format == .json {
+                    logger.notice("peregrine daemon listening on port \(port)", metadata: ["port": "\(port)"])
+                } else {
+                    printError("peregrine daemon listening on port \(port)")
+                }
                 SystemdNotifier.notify("READY=1\nSTATUS=listening on port \(port)")
             },
             onStopping: { SystemdNotifier.notify("STOPPING=1") })

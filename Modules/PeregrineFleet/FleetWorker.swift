@@ -286,6 +286,13 @@ public final class FleetWorker: Sendable {
         var fresh: [String: [(task: StoredTask, item: DownloadItem)]] = [:]
         for lease in leases {
             let task = lease.task
+            // One line a claim, for the operator: which task, and from whom when taken over.
+            if let owner = lease.previousOwner {
+                logger.info(
+                    "took over", metadata: ["url": "\(DownloadURL.loggable(task.urlString))", "from": "\(owner)"])
+            } else {
+                logger.info("claimed", metadata: ["url": "\(DownloadURL.loggable(task.urlString))"])
+            }
             if lease.previousOwner != nil, adoptPlacedFile(of: task, from: lease.previousOwner!) { continue }
             state.withLock { state in
                 state.held[task.urlString] = task

@@ -20,10 +20,24 @@ extension RPCDispatcher {
                 state.withLock { state in
                     state.meters[url, default: SpeedMeter(bytes: received, at: .now)].record(bytes: received, at: .now)
                 }
-            case .finished(let url, _):
-                if let gid = stopped(url) { notify("aria2.onDownloadComplete", gid: gid) }
-            case .failed(let url, _):
-                if let gid = stopped(url) { notify("aria2.onDownloadError", gid: gid) }
+            case .finished(let url, let file):
+                let gid = stopped(url)
+                logger.info(
+                    "download complete",
+                    metadata: [
+                        "gid": "\(gid?.description ?? "-")", "url": "\(DownloadURL.loggable(url))",
+                        "file": "\(file.path)",
+                    ])
+                if let gid { notify("aria2.onDownloadComplete", gid: gid) }
+            case .failed(let url, let reason):
+                let gid = stopped(url)
+                logger.notice(
+                    "download failed",
+                    metadata: [
+                        "gid": "\(gid?.description ?? "-")", "url": "\(DownloadURL.loggable(url))",
+                        "code": "\(DownloadStatus.errorCode(of: reason))", "reason": "\(reason.message)",
+                    ])
+                if let gid { notify("aria2.onDownloadError", gid: gid) }
             default:
                 break
             }

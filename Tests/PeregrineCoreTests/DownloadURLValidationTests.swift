@@ -105,3 +105,12 @@ struct DownloadURLValidationTests {
         #expect(description.contains("only http and https"))
     }
 }
+
+@Suite struct LoggableURLTests {
+    @Test func credentialsNeverReachALogLine() {
+        #expect(DownloadURL.loggable("https://user:s3cret@example.org/a.iso") == "https://***@example.org/a.iso")
+        #expect(DownloadURL.loggable("http://u@example.org:8080/p?q=a@b") == "http://***@example.org:8080/p?q=a@b")
+        #expect(DownloadURL.loggable("https://example.org/a@b.iso") == "https://example.org/a@b.iso")
+        #expect(DownloadURL.loggable("not a url") == "not a url")
+    }
+}

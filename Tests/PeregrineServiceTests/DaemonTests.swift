@@ -121,7 +121,41 @@ import Testing
         #expect(missing.status == 64 && missing.errorText.contains("secret file"), "\(missing.errorText)")
     }
 
-    /// kill -9 (or SIGTERM, a graceful stop) in the middle of a download; started again, the    /// kill -9 (or SIGTERM, a graceful stop) in the middle of a download; started again, the
+    /// `--log-format json`: every line on standard error is one JSON object with the time, the
+    /// level, the logger's label and the message; a download's failure names its URL.
+    @Test func logLinesAreJSONObjectsWhenAsked() async throws {
+        let tool = try #require(Self.peregrine, "no peregrine binary beside the tests: build with --build-tests")
+        let scratch = try TemporaryDirectory(prefix: "peregrine-json-log")
+        defer { scratch.remove() }
+        let daemon = try await DaemonProcess(
+            tool,
+            [
+                "daemon", "--dir", scratch.path("downloads"), "--state", scratch.path("state"), "--rpc-listen-port",
+                "{port}", "--log-format", "json",
+            ], log: scratch.path("daemon.log"))
+        defer { daemon.stop() }
+        // A download that fails at once (nothing listens on port 9), so that the manager logs.
+        _ = try await daemon.call("aria2.addUri", "[\"http://127.0.0.1:9/unreachable.bin\"], {\"max-tries\":\"1\"}")
+        let deadline = ContinuousClock.now + .seconds(60)
+        while !daemon.logText.contains("unreachable.bin"), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(await daemon.signal(SIGTERM) == 0)
+        let lines = daemon.logText.split(separator: "\n")
+        #expect(lines.count >= 2, "\(daemon.logText)")
+        for line in lines {
+            let object = try #require(
+                try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "not JSON: \(line)")
+            #expect(object["level"] is String && object["message"] is String && object["label"] is String, "\(line)")
+            #expect((object["time"] as? String)?.hasSuffix("Z") == true, "\(line)")
+        }
+        let failure = lines.first { $0.contains("unreachable.bin") }
+        #expect(failure.map { $0.contains("\"metadata\"") } == true, "\(daemon.logText)")
+        let usage = try await ChildProcess.run(tool, ["daemon", "--log-format", "xml"], allowFailure: true)
+        #expect(usage.status == 64, "\(usage.errorText)")
+    }
+
+    /// kill -9 (or SIGTERM, a graceful stop) in the middle of a download; started again, the
     /// daemon has the task back and continues it with a Range request to the right bytes.
     @Test(arguments: [SIGKILL, SIGTERM])
     func aStoppedDaemonResumesItsDownloadWithRange(signal: Int32) async throws {

@@ -167,6 +167,9 @@ import Testing
         let takenOver = claims.filter { $0.value > 1 }
         #expect(!takenOver.isEmpty, "the victim held tasks; another service must have taken them over")
         print("fleet: seed \(seed), \(takenOver.count) tasks taken over from pid \(victimPID)")
+        // Each take-over is a line of the log of the service that took the task over.
+        let tookOver = survivors.map { daemons[$0].logText.components(separatedBy: "took over").count - 1 }.reduce(0, +)
+        #expect(tookOver >= takenOver.count, "\(tookOver) take-over lines for \(takenOver.count) tasks taken over")
 
         // The adding service answers for what it added, wherever it was downloaded.
         for (service, batch) in Dictionary(grouping: gids, by: \.service) where service != victim {
