@@ -22,7 +22,7 @@ struct DaemonCommand: AsyncParsableCommand {
         commandName: "peregrined",
         abstract: "Run the download service: aria2-compatible JSON-RPC over HTTP and WebSocket.",
         discussion: """
-            Binds 127.0.0.1 unless --rpc-listen-all. SIGTERM, SIGINT or aria2.shutdown stop it \
+            Binds 127.0.0.1 and [::1] unless --rpc-listen-all. SIGTERM, SIGINT or aria2.shutdown stop it \
             gracefully: transfers stop with their resume records and the store is saved; started \
             again, the downloads are back and unfinished ones continue. Logs go to standard error. \
             Under systemd (Type=notify) it reports readiness once it listens. \

@@ -65,36 +65,60 @@ public final class RPCService: Service, Sendable {
         let limits = configuration.limits
         let allowOriginAll = configuration.allowOriginAll
         let shouldUpgrade = webSocketUpgrade()
-        let application = Application(
-            router: makeRouter(),
-            // Small reads answered on the event loop (RawRPCHandler in front of SwiftNIO's
-            // HTTP/1 decoder, ImmediateRPCHandler after it); the rest goes to the router.
-            server: HTTPServerBuilder { responder in
-                RawRPCChildChannel(
-                    base: HTTP1WebSocketUpgradeChannel(
-                        responder: responder,
-                        configuration: .init(
-                            http1: .init(additionalChannelHandlers: [
-                                ImmediateRPCHandler.Installer(
-                                    ImmediateRPCHandler(
-                                        dispatcher: dispatcher, maxRequestBytes: limits.maxRequestBytes,
-                                        allowOriginAll: allowOriginAll))
-                            ]),
-                            ws: .init(maxFrameSize: limits.webSocketReadBytes)),
-                        shouldUpgrade: shouldUpgrade),
-                    dispatcher: dispatcher, maxRequestBytes: limits.maxRequestBytes, allowOriginAll: allowOriginAll)
-            },
-            configuration: ApplicationConfiguration(
-                address: .hostname(configuration.host, port: configuration.port), serverName: nil),
-            onServerRunning: { [self] channel in
-                let bound = channel.localAddress?.port ?? configuration.port
-                port.withLock { $0 = bound }
-                dispatcher.listeningPort.withLock { $0 = bound }
-                logger.info("listening", metadata: ["address": "\(configuration.host):\(bound)"])
-                configuration.onListening?(bound)
-            },
-            logger: logger)
-        var groupConfiguration = ServiceGroupConfiguration(services: [application], logger: logger)
+        let responder = makeRouter().buildResponder()
+        @Sendable func application(
+            _ address: BindAddress, onRunning: @escaping @Sendable (any Channel) async -> Void
+        ) -> Application<RouterResponder<BasicRequestContext>> {
+            Application(
+                responder: responder,
+                // Small reads answered on the event loop (RawRPCHandler in front of SwiftNIO's
+                // HTTP/1 decoder, ImmediateRPCHandler after it); the rest goes to the router.
+                server: HTTPServerBuilder { responder in
+                    RawRPCChildChannel(
+                        base: HTTP1WebSocketUpgradeChannel(
+                            responder: responder,
+                            configuration: .init(
+                                http1: .init(additionalChannelHandlers: [
+                                    ImmediateRPCHandler.Installer(
+                                        ImmediateRPCHandler(
+                                            dispatcher: dispatcher, maxRequestBytes: limits.maxRequestBytes,
+                                            allowOriginAll: allowOriginAll))
+                                ]),
+                                ws: .init(maxFrameSize: limits.webSocketReadBytes)),
+                            shouldUpgrade: shouldUpgrade),
+                        dispatcher: dispatcher, maxRequestBytes: limits.maxRequestBytes, allowOriginAll: allowOriginAll
+                    )
+                },
+                configuration: ApplicationConfiguration(address: address, serverName: nil),
+                onServerRunning: onRunning,
+                logger: logger)
+        }
+        // As aria2, a service on the IPv4 loopback listens on the IPv6 one too, on the same port
+        // (known once the first is up when it was 0).
+        let (boundPorts, boundPort) = AsyncStream<Int>.makeStream()
+        let primary = application(.hostname(configuration.host, port: configuration.port)) { [self] channel in
+            let bound = channel.localAddress?.port ?? configuration.port
+            port.withLock { $0 = bound }
+            dispatcher.listeningPort.withLock { $0 = bound }
+            logger.info("listening", metadata: ["address": "\(configuration.host):\(bound)"])
+            boundPort.yield(bound)
+            boundPort.finish()
+            configuration.onListening?(bound)
+        }
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: primary)]
+        if configuration.host == "127.0.0.1" {
+            let logger = self.logger
+            services.append(
+                .init(
+                    service: IPv6LoopbackListener(ports: boundPorts, logger: logger) { port in
+                        application(.hostname("::1", port: port)) { _ in
+                            logger.info("listening", metadata: ["address": "[::1]:\(port)"])
+                        }
+                    },
+                    // A machine without IPv6 serves on IPv4 alone.
+                    successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore))
+        }
+        var groupConfiguration = ServiceGroupConfiguration(services: services, logger: logger)
         // A client that stalls mid-request cannot hold the shutdown: after a second the server
         // is cancelled, so the transfers are stopped and the store saved within the two seconds
         // issue 17 allows. (No maximumCancellationDuration: exceeding it is a fatalError in
@@ -343,5 +367,32 @@ public final class RPCService: Service, Sendable {
         if host.lowercased() == "localhost" || host.lowercased() == "localhost." { return true }
         var address = in_addr()
         return inet_pton(AF_INET, host, &address) == 1
+    }
+}
+
+/// The service's listener on `[::1]`, started on the port of the IPv4 one once that is up.
+private struct IPv6LoopbackListener: Service {
+    let ports: AsyncStream<Int>
+    let logger: Logger
+    let make: @Sendable (Int) -> Application<RouterResponder<BasicRequestContext>>
+
+    init(
+        ports: AsyncStream<Int>, logger: Logger,
+        _ make: @escaping @Sendable (Int) -> Application<RouterResponder<BasicRequestContext>>
+    ) {
+        self.ports = ports
+        self.logger = logger
+        self.make = make
+    }
+
+    func run() async throws {
+        for await port in ports.cancelOnGracefulShutdown() {
+            do {
+                try await make(port).run()
+            } catch {
+                logger.notice("not listening on [::1]", metadata: ["port": "\(port)", "error": "\(error)"])
+            }
+            return
+        }
     }
 }

@@ -3,7 +3,8 @@ import Peregrine
 /// How an ``RPCService`` listens and what it allows.
 public struct RPCServiceConfiguration: Sendable {
     /// The address to bind: `127.0.0.1` unless told otherwise (aria2's `--rpc-listen-all`
-    /// binds `0.0.0.0`).
+    /// binds `0.0.0.0`). On `127.0.0.1` the service listens on `[::1]` too, on the same port, as
+    /// aria2 does (not where the machine has no IPv6 loopback).
     public var host: String
     /// The port; 0 picks a free one (see ``RPCService/listeningPort``).
     public var port: Int

@@ -90,3 +90,24 @@ import Testing
         }
     }
 }
+
+/// As aria2, a service on the IPv4 loopback answers on the IPv6 one, on the same port.
+@Suite struct IPv6LoopbackTests {
+    @Test func theServiceAnswersOnTheIPv6LoopbackToo() async throws {
+        try await ServiceRig.with { rig in
+            let curl = try ChildProcess.executable(named: "curl", debianPackage: "curl")
+            let body = #"{"jsonrpc":"2.0","id":1,"method":"aria2.getVersion","params":["token:\#(rig.secret!)"]}"#
+            // The IPv6 listener starts once the IPv4 one is up: a hang guard, not a timing.
+            var answer = ""
+            let deadline = ContinuousClock.now + .seconds(60)
+            while !answer.contains("\"version\""), ContinuousClock.now < deadline {
+                let result = try await ChildProcess.run(
+                    curl, ["-g", "-s", "--max-time", "5", "-d", body, "http://[::1]:\(rig.port)/jsonrpc"],
+                    allowFailure: true)
+                answer = result.text
+                if !answer.contains("\"version\"") { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            #expect(answer.contains("\"version\""), "\(answer)")
+        }
+    }
+}
