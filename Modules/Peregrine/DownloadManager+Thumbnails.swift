@@ -14,6 +14,20 @@
                 for: source, targetHeight: targetHeight, orLaterProvidedInHandler: handler)
         }
 
+        /// ``requestThumbnail(forTask:targetHeight:orLaterProvidedInHandler:)``, saying whether
+        /// `handler` will be called with a better picture (`isFinal` false) or the one returned
+        /// is the best there is.
+        ///
+        /// - Returns: nil for an unknown task.
+        public func requestThumbnailTellingWhetherLater(
+            forTask urlString: String, targetHeight: Int,
+            orLaterProvidedInHandler handler: @escaping @Sendable (Thumbnail) -> Void
+        ) -> (thumbnail: Thumbnail, isFinal: Bool)? {
+            guard let source = thumbnailSource(urlString) else { return nil }
+            return thumbnailer.requestThumbnailTellingWhetherLater(
+                for: source, targetHeight: targetHeight, orLaterProvidedInHandler: handler)
+        }
+
         /// Empties the thumbnail caches (SDE's `emptyThumbnailCache()`); custom thumbnails stay.
         public func emptyThumbnailCache() { thumbnailer.emptyThumbnailCache() }
 

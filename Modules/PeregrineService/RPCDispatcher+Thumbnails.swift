@@ -42,14 +42,19 @@ extension RPCDispatcher {
         let once = OnceContinuation()
         return await withCheckedContinuation { (continuation: CheckedContinuation<Thumbnail?, Never>) in
             once.set(continuation)
-            let immediate = manager.requestThumbnail(forTask: url, targetHeight: height) { made in
+            let answer = manager.requestThumbnailTellingWhetherLater(forTask: url, targetHeight: height) { made in
                 once.resume(returning: made)
             }
-            // The handler is called only when a real thumbnail can be made: wait for it a
-            // little, then settle for the picture at hand.
+            // The best there is (a cached thumbnail, an icon where nothing better can be made):
+            // at once. Else the handler gets the real thumbnail being made: wait for it a little,
+            // then settle for the picture at hand.
+            guard let answer, !answer.isFinal else {
+                once.resume(returning: answer?.thumbnail)
+                return
+            }
             Task {
                 try? await Task.sleep(for: patience)
-                once.resume(returning: immediate)
+                once.resume(returning: answer.thumbnail)
             }
         }
     }

@@ -115,17 +115,29 @@ public final class Thumbnailer: Sendable {
         for source: ThumbnailSource, targetHeight: Int,
         orLaterProvidedInHandler handler: @escaping @Sendable (Thumbnail) -> Void
     ) -> Thumbnail {
+        requestThumbnailTellingWhetherLater(for: source, targetHeight: targetHeight, orLaterProvidedInHandler: handler)
+            .thumbnail
+    }
+
+    /// ``requestThumbnail(for:targetHeight:orLaterProvidedInHandler:)``, saying whether a
+    /// better picture is being made for `handler` (`isFinal` false) or the one returned is the
+    /// best there is (a cached or custom thumbnail, or the icon of a file that has none): a
+    /// caller that waits for the handler then knows not to.
+    public func requestThumbnailTellingWhetherLater(
+        for source: ThumbnailSource, targetHeight: Int,
+        orLaterProvidedInHandler handler: @escaping @Sendable (Thumbnail) -> Void
+    ) -> (thumbnail: Thumbnail, isFinal: Bool) {
         let height = clamped(targetHeight)
         switch plan(for: source, height: height) {
         case .ready(let thumbnail):
-            return thumbnail
+            return (thumbnail, true)
         case .iconOnly(let kind, _):
-            return icons.icon(forFileNamed: source.fileName, kind: kind, height: height)
+            return (icons.icon(forFileNamed: source.fileName, kind: kind, height: height), true)
         case .make(let key, let work, let kind):
             schedule(key, work) { result in
                 if case .success(let thumbnail) = result { handler(thumbnail) }
             }
-            return icons.icon(forFileNamed: source.fileName, kind: kind, height: height)
+            return (icons.icon(forFileNamed: source.fileName, kind: kind, height: height), false)
         }
     }
 

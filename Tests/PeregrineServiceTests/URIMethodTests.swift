@@ -111,3 +111,58 @@ import Testing
         }
     }
 }
+
+/// A thumbnail that exists (or an icon where none can be made) is answered at once: the
+/// service waits for the thumbnailer only while a real thumbnail is being made.
+@Suite struct ThumbnailPatienceTests {
+    /// `body` within a hang guard; nil when the guard came first.
+    private static func withinGuard(_ body: @escaping @Sendable () async -> Thumbnail?) async -> Thumbnail?? {
+        await withTaskGroup(of: Thumbnail??.self) { group in
+            group.addTask { .some(await body()) }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(60))
+                return .none
+            }
+            let first = await group.next() ?? .none
+            group.cancelAll()
+            return first
+        }
+    }
+
+    @Test func aThumbnailAtHandIsAnsweredWithoutWaitingThePatience() async throws {
+        try await ServiceRig.with { rig in
+            var pixels: [UInt8] = []
+            for y in 0..<60 {
+                for x in 0..<80 { pixels += [UInt8(x), UInt8(y * 4), 64] }
+            }
+            let png = try RasterImage(width: 80, height: 60, pixelFormat: .rgb8, pixels: pixels).pngData()
+            try png.write(to: URL(fileURLWithPath: rig.server.documentPath("/patience.png")))
+            let url = rig.server.httpURL("/patience.png")
+            let events = rig.manager.events()
+            let gid = try #require(try await rig.result("aria2.addUri", "[\"\(url)\"]") as? String)
+            _ = await ServiceRig.await(events) {
+                if case .finished(url, _) = $0 { return true }
+                return false
+            }
+            let dispatcher = rig.service.dispatcher
+            // The first request waits for the thumbnail being made (well within an hour).
+            let made = await Self.withinGuard {
+                try? await dispatcher.thumbnail(gid: gid, height: 30, patience: .seconds(3600))
+            }
+            #expect(made??.height == 30, "the thumbnail being made was not answered")
+            // Made, it is cached: answered at once, whatever the patience.
+            let cached = await Self.withinGuard {
+                try? await dispatcher.thumbnail(gid: gid, height: 30, patience: .seconds(3600))
+            }
+            #expect(cached??.height == 30, "a cached thumbnail waited for the patience")
+            // A file that has no thumbnail (not here yet): its icon at once.
+            let pending = try #require(
+                try await rig.result("aria2.addUri", "[\"\(rig.server.httpURL("/later.iso"))\"], {\"pause\":\"true\"}")
+                    as? String)
+            let icon = await Self.withinGuard {
+                try? await dispatcher.thumbnail(gid: pending, height: 30, patience: .seconds(3600))
+            }
+            #expect(icon??.height == 30, "an icon waited for the patience")
+        }
+    }
+}
