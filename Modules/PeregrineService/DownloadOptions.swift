@@ -4,7 +4,7 @@ import Peregrine
 /// `addUri`, `changeOption` and `changeGlobalOption` take, validated, and what `getOption`
 /// reports back. Values are strings, as aria2 has them.
 ///
-/// Every option aria2 takes is taken, with aria2's checks (``Aria2Option/catalogue``): a name
+/// Every option aria2 takes is taken, with aria2's checks (the service's catalogue of them): a name
 /// aria2 does not know is ignored, as aria2 ignores it; a value aria2 would refuse is refused
 /// with aria2's error. The service acts on: `dir` (the download root only), `out`, `checksum`,
 /// `header`, `user-agent`, `referer`, `pause`, `gid`, `split` and `max-connection-per-server`
