@@ -193,11 +193,3 @@ func fileSHA256(_ path: String) throws -> String {
     process.waitUntilExit()
     return String(String(decoding: output, as: UTF8.self).prefix(64))
 }
-
-/// Runs blocking work on a thread of its own, so that no cooperative thread is held.
-func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        let thread = Thread { continuation.resume(with: Result { try body() }) }
-        thread.start()
-    }
-}
