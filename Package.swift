@@ -119,7 +119,7 @@ let package = Package(
         module(
             "PeregrinePostgresStorage",
             dependencies: [
-                "PeregrineStorage", "PeregrineJournal", "PeregrineJSONStorage", logging,
+                "PeregrineCore", "PeregrineStorage", "PeregrineJournal", "PeregrineJSONStorage", logging,
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),

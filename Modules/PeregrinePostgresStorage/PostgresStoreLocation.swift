@@ -1,3 +1,4 @@
+import PeregrineCore
 import PeregrineStorage
 
 #if canImport(FoundationEssentials)
@@ -245,21 +246,8 @@ public struct PostgresStoreLocation: Sendable, Hashable, CustomStringConvertible
         }
     }
 
+    /// A part of the connection string, `/` kept (a socket directory).
     private static func percentEncoded(_ text: String) -> String {
-        var result = ""
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                UInt8(ascii: "~"), UInt8(ascii: "/"):
-                result.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                let hex = Array("0123456789ABCDEF".unicodeScalars)
-                result += "%"
-                result.unicodeScalars.append(hex[Int(byte >> 4)])
-                result.unicodeScalars.append(hex[Int(byte & 0xF)])
-            }
-        }
-        return result
+        PercentEncoding.encoded(text, keeping: [UInt8(ascii: "/")])
     }
 }

@@ -1,4 +1,5 @@
 import Peregrine
+import PeregrineCore
 import Synchronization
 
 #if canImport(FoundationEssentials)
@@ -107,7 +108,8 @@ private struct PerTaskRetryPolicy: RetryPolicy {
 
 extension TaskRequestOptions {
     /// The request options of aria2 option values (a download's over the service's global
-    /// defaults); `base` is the retry policy `max-tries` and `retry-wait` adjust.
+    /// defaults). `max-tries` and `retry-wait` make a retry policy of the download's own, with
+    /// the manager's rules for what is tried again (`BackoffRetryPolicy`).
     init(aria2 values: [String: String]) {
         self.init()
         var fields: [(String, String)] = []
@@ -143,7 +145,7 @@ extension TaskRequestOptions {
         if let proxy = values["all-proxy"], !proxy.isEmpty, let url = DownloadOptions.proxyURL(proxy) {
             if let user = values["all-proxy-user"], !user.isEmpty, let schemeEnd = url.range(of: "://") {
                 let password = values["all-proxy-passwd"] ?? ""
-                let credentials = Self.percentEncoded(user) + ":" + Self.percentEncoded(password) + "@"
+                let credentials = PercentEncoding.encoded(user) + ":" + PercentEncoding.encoded(password) + "@"
                 self.proxy = url.replacingCharacters(in: schemeEnd.upperBound..<schemeEnd.upperBound, with: credentials)
             } else {
                 self.proxy = url
@@ -161,27 +163,5 @@ extension TaskRequestOptions {
                     jitter: 0)
                 : try? BackoffRetryPolicy(maxRetries: retries)
         }
-    }
-
-    /// `text` with every byte but unreserved ones percent-encoded, for a URL's user part.
-    private static func percentEncoded(_ text: String) -> String {
-        var result = ""
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                UInt8(ascii: "~"):
-                result.unicodeScalars.append(UnicodeScalar(byte))
-            default:
-                result += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
-            }
-        }
-        return result
-    }
-}
-
-extension String {
-    fileprivate func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }
