@@ -38,13 +38,16 @@ private let manager: DownloadManager = {
     let root = FileManager.default.temporaryDirectory.appendingPathComponent("peregrine-fuzz-rpc-\(getpid())").path
     let transport = MockTransport(server: MockServer(), mode: .manual)
     let store = InMemoryTaskStore(identifier: "fuzz")
-    let configuration = DownloadManager.Configuration(
+    var configuration = DownloadManager.Configuration(
         downloadDirectory: root + "/downloads", stateDirectory: root + "/state", transport: transport,
-        storeFactory: { _, _ in store }, maxDownloadCount: 2, downloadNewFileImmediately: false,
-        clock: EngineClock(
-            now: { transport.now.offset }, date: { Date(timeIntervalSince1970: 1_700_000_000) },
-            schedule: { transport.schedule(after: $0, $1) }),
-        listClock: { Date(timeIntervalSince1970: 1_700_000_000) }, logger: quiet)
+        storeFactory: { _, _ in store })
+    configuration.maxDownloadCount = 2
+    configuration.downloadNewFileImmediately = false
+    configuration.clock = EngineClock(
+        now: { transport.now.offset }, date: { Date(timeIntervalSince1970: 1_700_000_000) },
+        schedule: { transport.schedule(after: $0, $1) })
+    configuration.listClock = { Date(timeIntervalSince1970: 1_700_000_000) }
+    configuration.logger = quiet
     do {
         return try DownloadManager(identifier: "fuzz", manualMode: false, configuration: configuration)
     } catch {

@@ -31,11 +31,10 @@ struct P2Download {
 
         let manager: DownloadManager
         do {
-            manager = try DownloadManager(
-                identifier: "p2",
-                configuration: .init(
-                    downloadDirectory: output, stateDirectory: state, maxDownloadCount: parallel,
-                    conflictPolicy: .replace))
+            var configuration = DownloadManager.Configuration(downloadDirectory: output, stateDirectory: state)
+            configuration.maxDownloadCount = parallel
+            configuration.conflictPolicy = .replace
+            manager = try DownloadManager(identifier: "p2", configuration: configuration)
         } catch {
             fail("\(error)")
         }
