@@ -105,20 +105,20 @@ public final class RPCService: Service, Sendable {
             boundPort.finish()
             configuration.onListening?(bound)
         }
-        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: primary)]
+        var loopbackV6: IPv6LoopbackListener?
         if configuration.host == "127.0.0.1" {
             let logger = self.logger
-            services.append(
-                .init(
-                    service: IPv6LoopbackListener(ports: boundPorts, logger: logger) { port in
-                        application(.hostname("::1", port: port)) { _ in
-                            logger.info("listening", metadata: ["address": "[::1]:\(port)"])
-                        }
-                    },
-                    // A machine without IPv6 serves on IPv4 alone.
-                    successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore))
+            loopbackV6 = IPv6LoopbackListener(ports: boundPorts, logger: logger) { port in
+                application(.hostname("::1", port: port)) { _ in
+                    logger.info("listening", metadata: ["address": "[::1]:\(port)"])
+                }
+            }
         }
-        var groupConfiguration = ServiceGroupConfiguration(services: services, logger: logger)
+        // One service for both listeners, so that a shutdown reaches them at once: one after the
+        // other, the second could be cancelled mid-shutdown by the bound below, and Hummingbird
+        // then logs an error for a socket closed twice.
+        var groupConfiguration = ServiceGroupConfiguration(
+            services: [.init(service: Listeners(primary: primary, loopbackV6: loopbackV6))], logger: logger)
         // A client that stalls mid-request cannot hold the shutdown: after a second the server
         // is cancelled, so the transfers are stopped and the store saved within the two seconds
         // issue 17 allows. (No maximumCancellationDuration: exceeding it is a fatalError in
@@ -370,8 +370,24 @@ public final class RPCService: Service, Sendable {
     }
 }
 
-/// The service's listener on `[::1]`, started on the port of the IPv4 one once that is up.
-private struct IPv6LoopbackListener: Service {
+/// The service's listeners: the primary one, and the `[::1]` one beside it when there is one.
+/// The primary's end (a shutdown, or a failure such as a port in use) is the service's.
+private struct Listeners: Service {
+    let primary: Application<RouterResponder<BasicRequestContext>>
+    let loopbackV6: IPv6LoopbackListener?
+
+    func run() async throws {
+        try await withThrowingDiscardingTaskGroup { group in
+            if let loopbackV6 { group.addTask { await loopbackV6.run() } }
+            // A failure leaves the body, which cancels the other listener.
+            try await primary.run()
+        }
+    }
+}
+
+/// The service's listener on `[::1]`, started on the port of the IPv4 one once that is up. A
+/// machine without IPv6 serves on IPv4 alone.
+private struct IPv6LoopbackListener: Sendable {
     let ports: AsyncStream<Int>
     let logger: Logger
     let make: @Sendable (Int) -> Application<RouterResponder<BasicRequestContext>>
@@ -385,7 +401,7 @@ private struct IPv6LoopbackListener: Service {
         self.make = make
     }
 
-    func run() async throws {
+    func run() async {
         for await port in ports.cancelOnGracefulShutdown() {
             do {
                 try await make(port).run()
