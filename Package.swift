@@ -226,6 +226,7 @@ let package = Package(
                 "PeregrinePostgresStorage", logging,
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             path: "Examples/peregrined",
             linkerSettings: programLinking

@@ -24,7 +24,10 @@ struct DaemonCommand: AsyncParsableCommand {
         discussion: """
             Binds 127.0.0.1 and [::1] unless --rpc-listen-all. SIGTERM, SIGINT or aria2.shutdown stop it \
             gracefully: transfers stop with their resume records and the store is saved; started \
-            again, the downloads are back and unfinished ones continue. Logs go to standard error. \
+            again, the downloads are back and unfinished ones continue. With --drain-timeout, SIGTERM \
+            and SIGINT first drain: no download starts (a fleet service claims none and hands back \
+            those it has not started) and the running ones have that long to finish; SIGQUIT or a \
+            second SIGTERM stops at once. Logs go to standard error. \
             Under systemd (Type=notify) it reports readiness once it listens. \
             `peregrine daemon ARGS` runs this program with the same arguments. Exit status: 0 after \
             a graceful stop, 64 for bad usage, 75 when the store cannot be opened (another process \
@@ -107,6 +110,14 @@ struct DaemonCommand: AsyncParsableCommand {
         help: "Connections to one origin at once across the whole fleet, kept in the database (0: no limit).")
     var fleetMaxConnectionsPerOrigin: Int?
 
+    @Option(
+        name: .customLong("drain-timeout"),
+        help: ArgumentHelp(
+            "Seconds SIGTERM or SIGINT lets running downloads finish before the service stops, starting none "
+                + "(0: stop at once). SIGQUIT or a second SIGTERM stops at once.",
+            valueName: "seconds"))
+    var drainTimeout: Double = 0
+
     @Flag(help: "Log at debug level.")
     var verbose = false
 
@@ -142,6 +153,9 @@ struct DaemonCommand: AsyncParsableCommand {
         }
         guard leaseSeconds >= 0.1, leaseSeconds <= 86400 else {
             throw ValidationError("--lease takes 0.1 to 86400 seconds")
+        }
+        guard drainTimeout.isFinite, drainTimeout >= 0, drainTimeout <= 86400 else {
+            throw ValidationError("--drain-timeout takes 0 to 86400 seconds")
         }
     }
 
@@ -293,22 +307,42 @@ struct DaemonCommand: AsyncParsableCommand {
             .init(service: HeapTrimmer(), successTerminationBehavior: .ignore),
             .init(service: service, successTerminationBehavior: .gracefullyShutdownGroup),
         ]
+        let worker: FleetWorker?
         // Last in the group, so first to stop: it hands its leases back before the manager stops.
         if let fleetQueue {
             // Each claimed task takes its GID and request options in this service before it
             // starts, and opens at most --split connections (what its claim counted).
             let dispatcher = service.dispatcher
-            let worker = FleetWorker(
+            let fleetWorker = FleetWorker(
                 manager: manager, queue: fleetQueue,
                 configuration: FleetWorker.Configuration(slots: slots, maxConnectionsPerTask: split, prefetch: slots),
                 logger: logger,
                 willStart: { dispatcher.adoptFleetTask($0) })
             services.append(
-                .init(service: FleetService(worker: worker), successTerminationBehavior: .gracefullyShutdownGroup))
+                .init(service: FleetService(worker: fleetWorker), successTerminationBehavior: .gracefullyShutdownGroup))
+            worker = fleetWorker
+        } else {
+            worker = nil
         }
+        // The signals stop the group through this service's end (after a drain, when asked).
+        let dispatcher = service.dispatcher
+        let engine = manager.engine
+        services.insert(
+            .init(
+                service: StopSignals(
+                    drainTimeout: .milliseconds(Int64((drainTimeout * 1000).rounded())), logger: logger,
+                    drain: {
+                        dispatcher.beginDrain()
+                        worker?.drain()
+                        while !Task.isCancelled {
+                            if engine.downloadingTaskCount == 0, worker?.isDrained ?? true { return }
+                            try? await Task.sleep(for: .milliseconds(100))
+                        }
+                    }),
+                successTerminationBehavior: .gracefullyShutdownGroup),
+            at: 1)
         let group = ServiceGroup(
-            configuration: ServiceGroupConfiguration(
-                services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            configuration: ServiceGroupConfiguration(services: services, logger: logger))
         try await group.run()
     }
 }

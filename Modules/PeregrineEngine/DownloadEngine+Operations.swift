@@ -415,4 +415,26 @@ extension DownloadEngine {
 
     /// Whether ``shutDown()`` was called without ``startUp()`` since.
     public var isShutDown: Bool { state.withLock { $0.isShutDown } }
+
+    /// Whether waiting tasks are held, as a service's drain before it stops holds them: the
+    /// transfers that run go on to their end, but no waiting task gets a free slot, and a task
+    /// resumed meanwhile waits. Set back to `false`, the free slots go to the waiting tasks.
+    public var holdsWaitingTasks: Bool {
+        get { state.withLock { $0.holdsWaiting } }
+        set {
+            perform { state, effects in
+                state.holdsWaiting = newValue
+                if !newValue { effects.refill.formUnion(state.lists.keys) }
+            }
+        }
+    }
+
+    /// How many tasks are downloading now, in every list (a drain waits for none).
+    public var downloadingTaskCount: Int {
+        state.withLock { state in
+            state.lists.values.reduce(0) { count, list in
+                count + list.holders.count { state.tasks[$0]?.machine.state == .downloading }
+            }
+        }
+    }
 }

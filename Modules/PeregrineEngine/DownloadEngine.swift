@@ -459,7 +459,7 @@ public final class DownloadEngine: Sendable {
 
     /// Gives free slots of `list` to its waiting tasks, in list order.
     func fillSlots(_ listKey: DownloadListKey, _ state: inout EngineState, _ effects: inout Effects) {
-        guard !state.isShutDown else { return }
+        guard !state.isShutDown, !state.holdsWaiting else { return }
         while state.lists[listKey]?.hasFreeSlot(engineDefault: state.defaultLimit) == true,
             let key = state.lists[listKey]?.firstWaiting
         {
@@ -496,7 +496,7 @@ public final class DownloadEngine: Sendable {
 
     /// Whether `list` has a free slot now.
     func slotAvailable(in list: DownloadListKey, _ state: EngineState) -> Bool {
-        guard !state.isShutDown else { return false }
+        guard !state.isShutDown, !state.holdsWaiting else { return false }
         return state.lists[list]?.hasFreeSlot(engineDefault: state.defaultLimit) ?? true
     }
 

@@ -76,6 +76,8 @@ struct EngineState: Sendable {
     var hiddenFileExtension: Bool
     var conflictPolicy: FileConflictPolicy
     var isShutDown = false
+    /// Whether waiting tasks are held (``DownloadEngine/holdsWaitingTasks``).
+    var holdsWaiting = false
     var nextRank: Int64 = 0
     var nextCommand: UInt64 = 0
     var nextAttempt: UInt64 = 0

@@ -149,6 +149,9 @@ public final class FleetWorker: Sendable {
         /// Tasks stopped for want of a renewal: once the queue answers again, those removed from
         /// it meanwhile (through any service) are deleted here too.
         var dropped: Set<String> = []
+        /// Whether ``drain()`` was called, and whether the held tasks not started went back.
+        var draining = false
+        var handedBackWaiting = false
         var statistics = Statistics()
     }
 
@@ -173,6 +176,25 @@ public final class FleetWorker: Sendable {
 
     /// The URLs whose leases this worker holds.
     public var heldTasks: Set<String> { state.withLock { Set($0.held.keys) } }
+
+    /// Begins a drain, as a service about to stop does: no more claims, no held task starts
+    /// here any more, and the held tasks not started yet go back to the queue at once (for the
+    /// other services); those downloading go on and are finished in the queue as they end.
+    /// ``run()`` goes on until cancelled, which hands back what is still held then.
+    public func drain() {
+        let first = state.withLock { state in
+            defer { state.draining = true }
+            return !state.draining
+        }
+        guard first else { return }
+        manager.engine.holdsWaitingTasks = true
+        signal.signal()
+    }
+
+    /// Whether a drain is done: nothing is held here any more and every end is in the queue.
+    public var isDrained: Bool {
+        state.withLock { $0.draining && $0.handedBackWaiting && $0.held.isEmpty && $0.outcomes.isEmpty }
+    }
 
     /// Claims, downloads, renews and finishes until the calling task is cancelled; then it
     /// finishes what ended and gives the tasks it still holds back to the queue (best effort:
@@ -237,6 +259,7 @@ public final class FleetWorker: Sendable {
                     lastRenewal = clock.now
                 }
                 try forgetDroppedRemovals()
+                if state.withLock({ $0.draining && !$0.handedBackWaiting }) { try handBackWaiting() }
                 let claimed = try claim()
                 backoff = configuration.initialBackoff
                 if claimed > 0 { continue }
@@ -267,7 +290,8 @@ public final class FleetWorker: Sendable {
     /// waits until half of it is free (unless a slot would idle), so that claims and additions
     /// come in batches.
     private func claim() throws(StoreError) -> Int {
-        let held = state.withLock { $0.held.count }
+        let (held, draining) = state.withLock { ($0.held.count, $0.draining) }
+        guard !draining else { return 0 }
         let free = configuration.slots + configuration.prefetch - held
         guard free > 0, held < configuration.slots || free >= max(1, configuration.prefetch / 2) else { return 0 }
         let sent = ContinuousClock.now
@@ -557,6 +581,29 @@ public final class FleetWorker: Sendable {
         if ended.count < outcomes.count {
             logger.warning("\(outcomes.count - ended.count) tasks ended here had been taken over by other services")
         }
+    }
+
+    /// A drain's first step: the held tasks that wait in the manager (claimed ahead, or queued
+    /// behind the slots) are stopped here and released to the queue, where other services
+    /// claim them. Nothing of theirs was downloaded here since their claim, so there is no
+    /// progress to sync.
+    private func handBackWaiting() throws(StoreError) {
+        let urls = state.withLock { Array($0.held.keys) }
+        let waiting = urls.filter { manager.task($0)?.state == .pending }
+        if !waiting.isEmpty {
+            _ = try? manager.stopTasks(waiting)
+            let tasks = state.withLock { state in waiting.compactMap { state.held[$0] } }.map(queueRecord(of:))
+            _ = try queue.release(tasks)
+            state.withLock { state in
+                for url in waiting {
+                    state.held[url] = nil
+                    state.renewed[url] = nil
+                    state.recordedOffsets[url] = nil
+                }
+            }
+            logger.info("draining: handed back the tasks not started here", metadata: ["count": "\(waiting.count)"])
+        }
+        state.withLock { $0.handedBackWaiting = true }
     }
 
     /// Stops every held download (their files stay) and forgets the leases: no renewal

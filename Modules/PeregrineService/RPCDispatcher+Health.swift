@@ -24,6 +24,7 @@ extension RPCDispatcher {
     /// a save now must succeed) and, in a fleet, the shared queue answers. Nil when ready, else
     /// why not.
     public func unreadiness() async -> String? {
+        if isDraining { return "draining: the service is about to stop" }
         if configuration.fleetQueue != nil {
             // A read of the queue, on the threads for the database's calls and within their
             // bound; unlike getGlobalStat it has no local answer to fall back on.
@@ -42,4 +43,21 @@ extension RPCDispatcher {
             return "the store does not take writes: \(error)"
         }
     }
+
+    /// Begins a drain before a stop: no download starts any more (those added meanwhile wait,
+    /// and are kept), the running ones go on to their end, and `/readyz` answers 503, so that a
+    /// load balancer sends new work elsewhere. A fleet service's worker drains too (the daemon
+    /// calls its `drain()`).
+    public func beginDrain() {
+        let first = draining.withLock { draining in
+            defer { draining = true }
+            return !draining
+        }
+        guard first else { return }
+        manager.engine.holdsWaitingTasks = true
+        logger.notice("draining: no download starts any more; the running ones go on")
+    }
+
+    /// Whether ``beginDrain()`` was called.
+    public var isDraining: Bool { draining.withLock { $0 } }
 }

@@ -33,6 +33,8 @@ public final class RPCDispatcher: Sendable {
     let statusIndexCache = StatusIndexCache()
     /// A fleet service's client calls now waiting for the database (``fleetCallsWaitingLimit``).
     let fleetCallsWaiting = Mutex(0)
+    /// Whether ``beginDrain()`` was called.
+    let draining = Mutex(false)
     /// What `/metrics` reports.
     public let metrics = ServiceMetrics(
         methods: RPCDispatcher.aria2Methods + RPCDispatcher.peregrineMethods + RPCDispatcher.dashboardMethods)

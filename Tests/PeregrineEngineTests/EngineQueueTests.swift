@@ -213,4 +213,26 @@ struct EngineQueueTests {
         #expect(h.ranges("/0.bin") == ["- -", "bytes=40000- \"0\""])
         #expect(h.ranges("/2.bin") == ["- -"])
     }
+
+    @Test func heldWaitingTasksStayWaitingWhileTheRunningOnesFinish() throws {
+        let (h, urls, bodies) = try harness(files: 4) { $0.maxDownloadCount = 2 }
+        h.engine.download(urls)
+        h.advance(.milliseconds(400))
+        h.engine.holdsWaitingTasks = true
+        #expect(h.engine.downloadingTaskCount == 2)
+        h.runUntilIdle()
+        #expect(states(h, urls) == ["finished", "finished", "waiting", "waiting"])
+        #expect(h.engine.downloadingTaskCount == 0)
+        // A task resumed meanwhile waits too.
+        h.engine.stopTasks([urls[3]])
+        h.engine.resumeTasks([urls[3]])
+        h.runUntilIdle()
+        #expect(states(h, urls) == ["finished", "finished", "waiting", "waiting"])
+        #expect(h.ranges("/2.bin").isEmpty)
+
+        h.engine.holdsWaitingTasks = false
+        h.runUntilIdle()
+        #expect(states(h, urls) == Array(repeating: "finished", count: 4))
+        for (index, body) in bodies.enumerated() { #expect(h.bytes(of: "\(index).bin") == body.allBytes) }
+    }
 }
