@@ -316,7 +316,7 @@ struct DaemonCommand: AsyncParsableCommand {
             let fleetWorker = FleetWorker(
                 manager: manager, queue: fleetQueue,
                 configuration: FleetWorker.Configuration(slots: slots, maxConnectionsPerTask: split, prefetch: slots),
-                logger: logger,
+                logger: logger, taskMetadata: { ["gid": "\(dispatcher.gid(ofFleetTask: $0))"] },
                 willStart: { dispatcher.adoptFleetTask($0) })
             services.append(
                 .init(service: FleetService(worker: fleetWorker), successTerminationBehavior: .gracefullyShutdownGroup))

@@ -127,6 +127,7 @@ public final class FleetWorker: Sendable {
     private let state = Mutex(State())
     private let signal = FleetSignal()
     private let willStart: @Sendable (StoredTask) -> Void
+    private let taskMetadata: @Sendable (String) -> Logger.Metadata
 
     private struct State {
         /// The leases held, by URL, as claimed.
@@ -156,12 +157,16 @@ public final class FleetWorker: Sendable {
     }
 
     /// A worker for `manager` on `queue`; `willStart` is called with each claimed task before
-    /// the manager downloads it (a service applies the task's request options there).
+    /// the manager downloads it (a service applies the task's request options there), and
+    /// `taskMetadata` gives what the log lines of a task (claimed, taken over, handed back) say
+    /// of it beside its URL (a service adds the GID its clients know it by).
     public init(
         manager: DownloadManager, queue: any ClaimingTaskQueue, configuration: Configuration = Configuration(),
         logger: Logger = Logger(label: "peregrine.fleet"),
+        taskMetadata: @escaping @Sendable (_ url: String) -> Logger.Metadata = { _ in [:] },
         willStart: @escaping @Sendable (StoredTask) -> Void = { _ in }
     ) {
+        self.taskMetadata = taskMetadata
         self.willStart = willStart
         self.manager = manager
         self.queue = queue
@@ -312,10 +317,9 @@ public final class FleetWorker: Sendable {
             let task = lease.task
             // One line a claim, for the operator: which task, and from whom when taken over.
             if let owner = lease.previousOwner {
-                logger.info(
-                    "took over", metadata: ["url": "\(DownloadURL.loggable(task.urlString))", "from": "\(owner)"])
+                logger.info("took over", metadata: metadata(of: task.urlString, ["from": "\(owner)"]))
             } else {
-                logger.info("claimed", metadata: ["url": "\(DownloadURL.loggable(task.urlString))"])
+                logger.info("claimed", metadata: metadata(of: task.urlString))
             }
             if lease.previousOwner != nil, adoptPlacedFile(of: task, from: lease.previousOwner!) { continue }
             state.withLock { state in
@@ -593,7 +597,8 @@ public final class FleetWorker: Sendable {
         if !waiting.isEmpty {
             _ = try? manager.stopTasks(waiting)
             let tasks = state.withLock { state in waiting.compactMap { state.held[$0] } }.map(queueRecord(of:))
-            _ = try queue.release(tasks)
+            let released = try queue.release(tasks)
+            logHandedBack(tasks, released)
             state.withLock { state in
                 for url in waiting {
                     state.held[url] = nil
@@ -601,7 +606,8 @@ public final class FleetWorker: Sendable {
                     state.recordedOffsets[url] = nil
                 }
             }
-            logger.info("draining: handed back the tasks not started here", metadata: ["count": "\(waiting.count)"])
+            logger.info(
+                "draining: handed back the tasks not started here", metadata: ["count": "\(released.count)"])
         }
         state.withLock { $0.handedBackWaiting = true }
     }
@@ -723,7 +729,7 @@ public final class FleetWorker: Sendable {
             let progress = held.map { claimed -> StoredTask in
                 queueRecord(of: claimed)
             }
-            _ = try queue.release(progress)
+            logHandedBack(progress, try queue.release(progress))
         } catch {
             logger.warning("cannot hand the held tasks back; their leases will expire: \(error.message)")
         }
@@ -731,6 +737,22 @@ public final class FleetWorker: Sendable {
 
     /// How long a stop waits for the transfers to sync their files.
     static let drainLimit: Duration = .seconds(10)
+
+    /// A task's log metadata: its URL (credentials hidden) and what the service adds.
+    private func metadata(of url: String, _ extra: Logger.Metadata = [:]) -> Logger.Metadata {
+        var metadata = taskMetadata(url)
+        metadata["url"] = "\(DownloadURL.loggable(url))"
+        return metadata.merging(extra) { $1 }
+    }
+
+    /// One line a task handed back, with the bytes another service resumes from.
+    private func logHandedBack(_ tasks: [StoredTask], _ released: Set<String>) {
+        for task in tasks where released.contains(task.urlString) {
+            logger.info(
+                "handed back",
+                metadata: metadata(of: task.urlString, ["offset": "\(task.resumeRecord?.offset ?? 0)"]))
+        }
+    }
 
     // MARK: Events
 

@@ -72,6 +72,9 @@ extension RPCDispatcher {
         return .string(gid.description)
     }
 
+    /// The GID every service of the fleet gives the task of `url` (the queue's key).
+    public func gid(ofFleetTask url: String) -> GID { GID.fleet(url) }
+
     /// Makes a task this service claimed from the fleet's queue this service's download, before
     /// the worker starts it: its GID is the fleet's, and the options it was added with (kept in
     /// its meta info) apply here — the request headers go to the request table, `getOption`

@@ -88,10 +88,14 @@ extension FleetDaemonTests {
                 environment: ["PEREGRINE_STORE": setup.connectionString])
         }
 
-        private func add(_ paths: [String], to daemon: DaemonProcess, _ setup: Setup) async throws {
+        /// Adds the downloads; returns their GIDs, by path.
+        @discardableResult
+        private func add(_ paths: [String], to daemon: DaemonProcess, _ setup: Setup) async throws -> [String: String] {
             let calls = paths.map { "{\"methodName\":\"aria2.addUri\",\"params\":[[\"\(setup.nginx.httpURL($0))\"]]}" }
             let answer = try await daemon.call("system.multicall", "[\(calls.joined(separator: ","))]")
-            try #require((answer["result"] as? [Any])?.count == calls.count, "\(answer)")
+            let gids = (answer["result"] as? [[String]])?.compactMap(\.first) ?? []
+            try #require(gids.count == calls.count, "\(answer)")
+            return Dictionary(uniqueKeysWithValues: zip(paths, gids))
         }
 
         /// Polls `done` every 100 ms; false after `bound` (a hang guard).
@@ -165,8 +169,8 @@ extension FleetDaemonTests {
             let quickPaths = (0..<Self.quick).map { "/quick/q\($0).bin" }
             let slowPaths = (0..<Self.slow).map { "/slow/s\($0).bin" }
             let running = Array(quickPaths.prefix(Self.slots - Self.slow)) + slowPaths
-            try await add(running, to: drainer, setup)
-            try await add(Array(quickPaths.dropFirst(Self.slots - Self.slow)), to: drainer, setup)
+            var gids = try await add(running, to: drainer, setup)
+            gids.merge(try await add(Array(quickPaths.dropFirst(Self.slots - Self.slow)), to: drainer, setup)) { $1 }
             let started = try await eventually { try await receiving(drainer) == Set(running) }
             try #require(started, "the downloads did not all start: \(drainer.logText)")
 
@@ -184,6 +188,18 @@ extension FleetDaemonTests {
             #expect(done, "the queue did not end: \(drainer.logText) \(taker.logText)")
             #expect(drainer.logText.contains("draining"), "\(drainer.logText)")
             #expect(drainer.logText.contains("handed back the tasks not started here"), "\(drainer.logText)")
+            // A line for each claim and each task handed back, with the GID the clients know.
+            let lines = drainer.logText.split(separator: "\n")
+            for (path, gid) in gids {
+                let claimed = lines.filter { $0.hasSuffix("] claimed") && $0.contains("gid=\(gid)") }
+                #expect(claimed.count == 1 && claimed[0].contains(path), "\(path) \(gid): \(drainer.logText)")
+            }
+            let handedBack = lines.filter { $0.hasSuffix("] handed back") }
+            let expectedBack = quickPaths.dropFirst(Self.slots - Self.slow) + slowPaths
+            #expect(handedBack.count == expectedBack.count, "\(drainer.logText)")
+            for path in expectedBack {
+                #expect(handedBack.contains { $0.contains("gid=\(gids[path]!)") && $0.contains(path) }, "\(path)")
+            }
 
             // Every file once, with its bytes; no part file left.
             let directory = setup.scratch.path("downloads-\(queue)")
