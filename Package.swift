@@ -183,7 +183,12 @@ let package = Package(
 
         // A manager as one service of a fleet sharing a queue (issue 20): claims, lease renewals
         // and batched finishing over the ClaimingTaskQueue protocol; no database client.
-        module("PeregrineFleet", dependencies: ["Peregrine", "PeregrinePersistence", "PeregrineCore"]),
+        module(
+            "PeregrineFleet",
+            dependencies: [
+                "Peregrine", "PeregrinePersistence", "PeregrineCore",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ]),
 
         // The download service: aria2-compatible JSON-RPC over HTTP and WebSocket on the facade.
         module(

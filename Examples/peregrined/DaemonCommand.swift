@@ -317,6 +317,7 @@ struct DaemonCommand: AsyncParsableCommand {
                 manager: manager, queue: fleetQueue,
                 configuration: FleetWorker.Configuration(slots: slots, maxConnectionsPerTask: split, prefetch: slots),
                 logger: logger, taskMetadata: { ["gid": "\(dispatcher.gid(ofFleetTask: $0))"] },
+                metricsFactory: dispatcher.metrics.factory,
                 willStart: { dispatcher.adoptFleetTask($0) })
             services.append(
                 .init(service: FleetService(worker: fleetWorker), successTerminationBehavior: .gracefullyShutdownGroup))

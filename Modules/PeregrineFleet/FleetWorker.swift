@@ -1,3 +1,4 @@
+import CoreMetrics
 import Peregrine
 import PeregrineCore
 import PeregrinePersistence
@@ -128,6 +129,7 @@ public final class FleetWorker: Sendable {
     private let signal = FleetSignal()
     private let willStart: @Sendable (StoredTask) -> Void
     private let taskMetadata: @Sendable (String) -> Logger.Metadata
+    private let metrics: FleetMetrics
 
     private struct State {
         /// The leases held, by URL, as claimed.
@@ -159,13 +161,16 @@ public final class FleetWorker: Sendable {
     /// A worker for `manager` on `queue`; `willStart` is called with each claimed task before
     /// the manager downloads it (a service applies the task's request options there), and
     /// `taskMetadata` gives what the log lines of a task (claimed, taken over, handed back) say
-    /// of it beside its URL (a service adds the GID its clients know it by).
+    /// of it beside its URL (a service adds the GID its clients know it by). Its metrics
+    /// (`peregrine_fleet_…`) go to `metricsFactory`, else to the process's `MetricsSystem`.
     public init(
         manager: DownloadManager, queue: any ClaimingTaskQueue, configuration: Configuration = Configuration(),
         logger: Logger = Logger(label: "peregrine.fleet"),
         taskMetadata: @escaping @Sendable (_ url: String) -> Logger.Metadata = { _ in [:] },
+        metricsFactory: (any MetricsFactory)? = nil,
         willStart: @escaping @Sendable (StoredTask) -> Void = { _ in }
     ) {
+        self.metrics = FleetMetrics(factory: metricsFactory ?? MetricsSystem.factory)
         self.taskMetadata = taskMetadata
         self.willStart = willStart
         self.manager = manager
@@ -300,7 +305,9 @@ public final class FleetWorker: Sendable {
         let free = configuration.slots + configuration.prefetch - held
         guard free > 0, held < configuration.slots || free >= max(1, configuration.prefetch / 2) else { return 0 }
         let sent = ContinuousClock.now
-        let leases = try queue.claim(limit: min(free, configuration.claimBatch))
+        let leases = try timed("claim") { () throws(StoreError) in
+            try queue.claim(limit: min(free, configuration.claimBatch))
+        }
         // The new leases run from `sent` at least; older ones from the last renewal.
         state.withLock { state in
             if state.held.isEmpty || state.confirmedAt == nil { state.confirmedAt = sent }
@@ -327,6 +334,8 @@ public final class FleetWorker: Sendable {
                 state.statistics.claimed += 1
                 if lease.previousOwner != nil { state.statistics.takenOver += 1 }
             }
+            metrics.claims.increment()
+            if lease.previousOwner != nil { metrics.takeOvers.increment() }
             willStart(task)
             // What the task was added with, within this service's connections per task.
             var connections = task.maxConnections
@@ -409,6 +418,8 @@ public final class FleetWorker: Sendable {
         logger.notice(
             "\(task.urlString) was placed as \(placed) by \(previousOwner) before its end reached the queue; finished with that file"
         )
+        metrics.claims.increment()
+        metrics.takeOvers.increment()
         state.withLock { state in
             state.statistics.claimed += 1
             state.statistics.takenOver += 1
@@ -537,7 +548,7 @@ public final class FleetWorker: Sendable {
         }
         guard !progress.isEmpty else { return }
         let sent = ContinuousClock.now
-        let kept = try queue.renew(progress)
+        let kept = try timed("renew") { () throws(StoreError) in try queue.renew(progress) }
         let lost = state.withLock { state -> [String] in
             state.confirmedAt = sent
             let lost = state.held.keys.filter { !kept.contains($0) }
@@ -545,14 +556,16 @@ public final class FleetWorker: Sendable {
             state.statistics.lost += lost.count
             return lost
         }
+        metrics.renewedLeases.increment(by: Int64(kept.count))
         guard !lost.isEmpty else { return }
+        metrics.lostLeases.increment(by: Int64(lost.count))
         logger.warning(
             "lost \(lost.count) leases (taken over, paused or removed through a service); stopping them here")
         _ = try? manager.stopTasks(lost)
         // Removed from the queue (a client's `remove`, through any service): this service's
         // copy goes too, with its partial file. A paused or taken-over task keeps it, for a
         // resume here or a take-over from storage both services reach.
-        guard let present = try? queue.entries(lost) else { return }
+        guard let present = try? timed("entries", { () throws(StoreError) in try queue.entries(lost) }) else { return }
         let removed = lost.filter { present[$0] == nil }
         guard !removed.isEmpty else { return }
         for url in removed { forget(url) }
@@ -561,7 +574,8 @@ public final class FleetWorker: Sendable {
     private func flushOutcomes() throws(StoreError) {
         let outcomes = state.withLock { Array($0.outcomes.values) }
         guard !outcomes.isEmpty else { return }
-        let ended = try queue.finish(outcomes)
+        let ended = try timed("finish") { () throws(StoreError) in try queue.finish(outcomes) }
+        metrics.ended.increment(by: Int64(ended.count))
         let adopted = state.withLock { state in
             for outcome in outcomes { state.outcomes[outcome.urlString] = nil }
             if state.outcomes.isEmpty { state.outcomesSince = nil }
@@ -597,7 +611,7 @@ public final class FleetWorker: Sendable {
         if !waiting.isEmpty {
             _ = try? manager.stopTasks(waiting)
             let tasks = state.withLock { state in waiting.compactMap { state.held[$0] } }.map(queueRecord(of:))
-            let released = try queue.release(tasks)
+            let released = try timed("release") { () throws(StoreError) in try queue.release(tasks) }
             logHandedBack(tasks, released)
             state.withLock { state in
                 for url in waiting {
@@ -624,6 +638,7 @@ public final class FleetWorker: Sendable {
             return urls
         }
         guard !urls.isEmpty else { return }
+        metrics.lostLeases.increment(by: Int64(urls.count))
         _ = try? manager.stopTasks(urls)
         logger.warning(
             "stopped \(urls.count) downloads: no lease renewal came through for \(since) (their partial files stay for whoever claims them next)"
@@ -637,7 +652,7 @@ public final class FleetWorker: Sendable {
     private func forgetDroppedRemovals() throws(StoreError) {
         let dropped = state.withLock { $0.dropped.subtracting($0.held.keys) }
         guard !dropped.isEmpty else { return }
-        let present = try queue.entries(Array(dropped))
+        let present = try timed("entries") { () throws(StoreError) in try queue.entries(Array(dropped)) }
         state.withLock { $0.dropped.subtract(dropped) }
         for url in dropped where present[url] == nil { forget(url) }
     }
@@ -729,7 +744,7 @@ public final class FleetWorker: Sendable {
             let progress = held.map { claimed -> StoredTask in
                 queueRecord(of: claimed)
             }
-            logHandedBack(progress, try queue.release(progress))
+            logHandedBack(progress, try timed("release") { () throws(StoreError) in try queue.release(progress) })
         } catch {
             logger.warning("cannot hand the held tasks back; their leases will expire: \(error.message)")
         }
@@ -745,8 +760,23 @@ public final class FleetWorker: Sendable {
         return metadata.merging(extra) { $1 }
     }
 
+    /// A call to the queue, timed (answered or failed); a failure is counted.
+    private func timed<T>(_ call: String, _ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        let start = ContinuousClock.now
+        do {
+            let result = try body()
+            metrics.time(call, ContinuousClock.now - start)
+            return result
+        } catch {
+            metrics.time(call, ContinuousClock.now - start)
+            metrics.failedCalls.increment()
+            throw error
+        }
+    }
+
     /// One line a task handed back, with the bytes another service resumes from.
     private func logHandedBack(_ tasks: [StoredTask], _ released: Set<String>) {
+        metrics.handedBack.increment(by: Int64(released.count))
         for task in tasks where released.contains(task.urlString) {
             logger.info(
                 "handed back",

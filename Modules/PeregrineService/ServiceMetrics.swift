@@ -23,7 +23,7 @@ public final class ServiceMetrics: Sendable {
     private let unknownCalls: CoreMetrics.Counter
     private let finished: CoreMetrics.Counter
     private let failures: Mutex<[String: CoreMetrics.Counter]>
-    private let factory: PrometheusMetricsFactory
+    private let prometheusFactory: PrometheusMetricsFactory
     private let received: CoreMetrics.Counter
     /// Each running download's bytes at its last event, and the length it announced: received
     /// bytes count once.
@@ -31,6 +31,10 @@ public final class ServiceMetrics: Sendable {
     private let downloads: [String: CoreMetrics.Gauge]
     private let speed: CoreMetrics.Gauge
     private let webSocketClients: CoreMetrics.Gauge
+
+    /// The factory whose metrics `/metrics` serves: what the service's parts report through
+    /// swift-metrics (a fleet worker's `peregrine_fleet_…`) goes there.
+    public var factory: any MetricsFactory { prometheusFactory }
 
     /// The statuses of `peregrine_downloads`, as `aria2.getGlobalStat` counts them.
     static let statuses = ["active", "waiting", "stopped"]
@@ -46,7 +50,7 @@ public final class ServiceMetrics: Sendable {
             .microseconds(100), .milliseconds(1), .milliseconds(5), .milliseconds(25), .milliseconds(100),
             .milliseconds(500), .seconds(2), .seconds(10),
         ]
-        self.factory = factory
+        self.prometheusFactory = factory
         var calls: [String: (CoreMetrics.Counter, CoreMetrics.Timer)] = [:]
         for method in Set(methods) {
             calls[method] = (
@@ -108,7 +112,8 @@ public final class ServiceMetrics: Sendable {
             let counter = failures.withLock { failures in
                 if let counter = failures[code] { return counter }
                 let counter = CoreMetrics.Counter(
-                    label: "peregrine_downloads_failed_total", dimensions: [("reason", code)], factory: factory)
+                    label: "peregrine_downloads_failed_total", dimensions: [("reason", code)],
+                    factory: prometheusFactory)
                 failures[code] = counter
                 return counter
             }

@@ -201,6 +201,24 @@ extension FleetDaemonTests {
                 #expect(handedBack.contains { $0.contains("gid=\(gids[path]!)") && $0.contains(path) }, "\(path)")
             }
 
+            // The service that took over counts what it did in /metrics: its claims (the three
+            // handed back at once, the three at the end of the drain) and their ends, and the
+            // time of its calls to the database.
+            let handedOver = Double(Self.quick - (Self.slots - Self.slow) + Self.slow)
+            var metrics: [String: Double] = [:]
+            // The counter moves once the queue's commit returned, just after the queue shows it.
+            _ = try await eventually {
+                metrics = try await MetricsTests.samples(try await MetricsTests.get(taker.port, "/metrics").body)
+                return metrics["peregrine_fleet_ended_total"] == handedOver
+            }
+            #expect(metrics["peregrine_fleet_ended_total"] == handedOver, "\(metrics)")
+            #expect(metrics["peregrine_fleet_claims_total"] == handedOver, "\(metrics)")
+            #expect(metrics["peregrine_fleet_take_overs_total"] == 0, "\(metrics)")
+            for call in ["claim", "finish"] {
+                #expect(
+                    (metrics["peregrine_fleet_queue_call_seconds_count{call=\"\(call)\"}"] ?? 0) > 0, "\(metrics)")
+            }
+
             // Every file once, with its bytes; no part file left.
             let directory = setup.scratch.path("downloads-\(queue)")
             let entries = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
