@@ -38,8 +38,13 @@ final class NotificationHub: Sendable {
 
         let loop: any EventLoop
         private let queue = Mutex(Queue())
+        /// The hub's count of notifications a client lost.
+        private let dropped: DropCount
 
-        init(_ loop: any EventLoop) { self.loop = loop }
+        init(_ loop: any EventLoop, dropped: DropCount) {
+            self.loop = loop
+            self.dropped = dropped
+        }
 
         func add(_ subscriber: Subscriber) {
             queue.withLock { $0.subscribers[ObjectIdentifier(subscriber)] = subscriber }
@@ -80,12 +85,13 @@ final class NotificationHub: Sendable {
             }
             for subscriber in subscribers.values where subscriber.open.load(ordering: .acquiring) {
                 let channel = subscriber.channel
-                var written = false
+                var written = 0
                 for frame in frames where channel.isWritable {
                     channel.write(frame, promise: nil)
-                    written = true
+                    written += 1
                 }
-                if written { channel.flush() }
+                if written > 0 { channel.flush() }
+                if written < frames.count { dropped.value.add(frames.count - written, ordering: .relaxed) }
             }
         }
     }
@@ -97,8 +103,16 @@ final class NotificationHub: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Notifications not written to a client because its backlog was full, since the start.
+    private final class DropCount: Sendable {
+        let value = Atomic<Int>(0)
+    }
+    private let droppedCount = DropCount()
 
     init() {}
+
+    /// How many notifications clients lost so far (each client's loss counts).
+    var droppedNotifications: Int { droppedCount.value.load(ordering: .relaxed) }
 
     /// The WebSocket clients subscribed now.
     var subscriberCount: Int { state.withLock { $0.count } }
@@ -113,7 +127,7 @@ final class NotificationHub: Sendable {
         let added = state.withLock { state -> Bool in
             guard !state.closed, state.count < limit else { return false }
             state.count += 1
-            let loop = state.loops[ObjectIdentifier(eventLoop)] ?? Loop(eventLoop)
+            let loop = state.loops[ObjectIdentifier(eventLoop)] ?? Loop(eventLoop, dropped: droppedCount)
             state.loops[ObjectIdentifier(eventLoop)] = loop
             loop.add(subscriber)
             return true

@@ -17,7 +17,8 @@ extension RPCDispatcher {
         }
         return metrics.text(
             active: Int(number("numActive")), waiting: Int(number("numWaiting")), stopped: Int(number("numStopped")),
-            speed: number("downloadSpeed"), webSocketClients: hub.subscriberCount)
+            speed: number("downloadSpeed"), webSocketClients: hub.subscriberCount,
+            droppedNotifications: hub.droppedNotifications)
     }
 
     /// Whether the service can do its work (`/readyz`): its store takes writes (after an error,

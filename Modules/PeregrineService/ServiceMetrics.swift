@@ -31,6 +31,9 @@ public final class ServiceMetrics: Sendable {
     private let downloads: [String: CoreMetrics.Gauge]
     private let speed: CoreMetrics.Gauge
     private let webSocketClients: CoreMetrics.Gauge
+    private let droppedNotifications: CoreMetrics.Counter
+    /// The hub's count at the last scrape: the counter moves by the difference.
+    private let droppedSoFar = Mutex(0)
 
     /// The factory whose metrics `/metrics` serves: what the service's parts report through
     /// swift-metrics (a fleet worker's `peregrine_fleet_…`) goes there.
@@ -74,6 +77,7 @@ public final class ServiceMetrics: Sendable {
         self.downloads = downloads
         speed = CoreMetrics.Gauge(label: "peregrine_download_speed_bytes_per_second", factory: factory)
         webSocketClients = CoreMetrics.Gauge(label: "peregrine_websocket_clients", factory: factory)
+        droppedNotifications = CoreMetrics.Counter(label: "peregrine_notifications_dropped_total", factory: factory)
     }
 
     /// Counts an answered call of `method` that took `duration`.
@@ -135,10 +139,17 @@ public final class ServiceMetrics: Sendable {
     }
 
     /// The text for `/metrics`, with the gauges set from `stat` (`aria2.getGlobalStat`'s
-    /// numbers) and the WebSocket clients now connected.
-    func text(active: Int, waiting: Int, stopped: Int, speed bytesPerSecond: Int64, webSocketClients clients: Int)
-        -> String
-    {
+    /// numbers) and the WebSocket clients now connected, and the notifications the clients lost
+    /// so far.
+    func text(
+        active: Int, waiting: Int, stopped: Int, speed bytesPerSecond: Int64, webSocketClients clients: Int,
+        droppedNotifications dropped: Int
+    ) -> String {
+        let newlyDropped = droppedSoFar.withLock { soFar in
+            defer { soFar = max(soFar, dropped) }
+            return max(0, dropped - soFar)
+        }
+        if newlyDropped > 0 { droppedNotifications.increment(by: Int64(newlyDropped)) }
         downloads["active"]?.record(active)
         downloads["waiting"]?.record(waiting)
         downloads["stopped"]?.record(stopped)

@@ -771,6 +771,10 @@ import Testing
             let received = try #require(slowCount, "the slow client's call was not answered")
             #expect(received < expected, "nothing was dropped for the client that read nothing")
             print("the client that read nothing got \(received) of \(expected) notifications")
+            // Every notification it lost is counted in /metrics (others too: starts, waits).
+            let metrics = try await MetricsTests.samples(try await MetricsTests.get(port, "/metrics").body)
+            let dropped = metrics["peregrine_notifications_dropped_total"] ?? 0
+            #expect(dropped >= Double(expected - received), "\(dropped) counted, \(expected - received) lost")
         }
     }
 
