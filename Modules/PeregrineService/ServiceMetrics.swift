@@ -23,6 +23,7 @@ public final class ServiceMetrics: Sendable {
     private let unknownCalls: CoreMetrics.Counter
     private let finished: CoreMetrics.Counter
     private let failures: Mutex<[String: CoreMetrics.Counter]>
+    private let retries: Mutex<[String: CoreMetrics.Counter]>
     private let prometheusFactory: PrometheusMetricsFactory
     private let received: CoreMetrics.Counter
     /// Each running download's bytes at its last event, and the length it announced: received
@@ -68,6 +69,7 @@ public final class ServiceMetrics: Sendable {
             label: "peregrine_rpc_calls_total", dimensions: [("method", "unknown")], factory: factory)
         finished = CoreMetrics.Counter(label: "peregrine_downloads_finished_total", factory: factory)
         failures = Mutex([:])
+        retries = Mutex([:])
         received = CoreMetrics.Counter(label: "peregrine_received_bytes_total", factory: factory)
         var downloads: [String: CoreMetrics.Gauge] = [:]
         for status in Self.statuses {
@@ -112,20 +114,29 @@ public final class ServiceMetrics: Sendable {
             finished.increment()
         case .failed(let url, let reason):
             progress.withLock { _ = $0.removeValue(forKey: url) }
-            let code = reason.code.rawValue
-            let counter = failures.withLock { failures in
-                if let counter = failures[code] { return counter }
-                let counter = CoreMetrics.Counter(
-                    label: "peregrine_downloads_failed_total", dimensions: [("reason", code)],
-                    factory: prometheusFactory)
-                failures[code] = counter
-                return counter
-            }
-            counter.increment()
+            counter(in: failures, "peregrine_downloads_failed_total", reason).increment()
+        case .retrying(let url, _, let reason):
+            progress.withLock { _ = $0.removeValue(forKey: url) }
+            counter(in: retries, "peregrine_download_retries_total", reason).increment()
         case .stopped(let url), .paused(let url), .deleted(let url):
             progress.withLock { _ = $0.removeValue(forKey: url) }
         default:
             break
+        }
+    }
+
+    /// The counter of `label` for `reason`'s code, made at its first use (codes are a closed set).
+    private func counter(
+        in counters: borrowing Mutex<[String: CoreMetrics.Counter]>, _ label: String, _ reason: FailureReason
+    )
+        -> CoreMetrics.Counter
+    {
+        let code = reason.code.rawValue
+        return counters.withLock { counters in
+            if let counter = counters[code] { return counter }
+            let counter = CoreMetrics.Counter(label: label, dimensions: [("reason", code)], factory: prometheusFactory)
+            counters[code] = counter
+            return counter
         }
     }
 

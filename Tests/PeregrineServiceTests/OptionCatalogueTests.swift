@@ -128,6 +128,16 @@ import Testing
             // Two tries in all (the manager's own policy would have made six).
             let log = try String(contentsOfFile: rig.scratch.path("access.log"), encoding: .utf8)
             #expect(log.split(separator: "\n").filter { $0.contains("GET /unavailable.bin") }.count == 2, "\(log)")
+            // /metrics counts the retry, and the failure, by reason (the service follows the events
+            // on its own: read until the failure is there).
+            var samples: [String: Double] = [:]
+            for _ in 0..<600 {
+                samples = try await MetricsTests.samples(try await MetricsTests.get(rig.port, "/metrics").body)
+                if samples[#"peregrine_downloads_failed_total{reason="httpStatus"}"#] == 1 { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(samples[#"peregrine_downloads_failed_total{reason="httpStatus"}"#] == 1, "\(samples)")
+            #expect(samples[#"peregrine_download_retries_total{reason="httpStatus"}"#] == 1, "\(samples)")
         }
     }
 
