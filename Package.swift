@@ -84,6 +84,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         // The service's /metrics: swift-metrics' API, Prometheus' text format (Docs/Service.md).
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        // peregrined's settings from the environment and a configuration file.
+        .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0", traits: []),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         // The PostgreSQL store's client (PeregrinePostgresStorage only; Docs/PostgresStore.md).
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
@@ -232,6 +234,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Configuration", package: "swift-configuration"),
             ],
             path: "Examples/peregrined",
             linkerSettings: programLinking

@@ -28,6 +28,10 @@ struct DaemonCommand: AsyncParsableCommand {
             and SIGINT first drain: no download starts (a fleet service claims none and hands back \
             those it has not started) and the running ones have that long to finish; SIGQUIT or a \
             second SIGTERM stops at once. Logs go to standard error. \
+            Options can also come from the environment (PEREGRINE_ and the name in capitals, _ for -: \
+            PEREGRINE_RPC_SECRET, PEREGRINE_STORE) and from a file in aria2's format (--conf-path: \
+            name=value lines, # comments; aria2's own options too, applied as changeGlobalOption \
+            would); the command line wins over the environment, which wins over the file. \
             Under systemd (Type=notify) it reports readiness once it listens. \
             `peregrine daemon ARGS` runs this program with the same arguments. Exit status: 0 after \
             a graceful stop, 64 for bad usage, 75 when the store cannot be opened (another process \
@@ -39,6 +43,14 @@ struct DaemonCommand: AsyncParsableCommand {
     /// The exit status when the store cannot be opened (`EX_TEMPFAIL`: held by another process,
     /// say), which is no usage error.
     static let storeUnavailableStatus: Int32 = 75
+
+    @Option(
+        name: .customLong("conf-path"),
+        help: ArgumentHelp(
+            "Read options from this file (aria2's format: name=value lines), under the environment's and the "
+                + "command line's (or PEREGRINE_CONF_PATH).",
+            valueName: "file"))
+    var confPath: String?
 
     @Option(name: .customLong("dir"), help: "The download root: every file lands inside it.")
     var directory: String
@@ -234,11 +246,50 @@ struct DaemonCommand: AsyncParsableCommand {
         #endif
     }
 
+    /// Parses the command line after the settings of the environment and the configuration
+    /// file (``DaemonSettings``), then runs.
+    static func main() async {
+        let settings: DaemonSettings
+        switch launchSettings {
+        case .success(let read): settings = read
+        case .failure(let error): exit(withError: ValidationError(error.description))
+        }
+        do {
+            var command = try parseAsRoot(settings.arguments)
+            if var daemon = command as? AsyncParsableCommand {
+                try await daemon.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
+
+    /// What the environment and the configuration file give this process.
+    static let launchSettings: Result<DaemonSettings, DaemonSettings.SettingsError> = {
+        do throws(DaemonSettings.SettingsError) {
+            return .success(
+                try DaemonSettings.read(
+                    commandLine: Array(CommandLine.arguments.dropFirst()),
+                    environment: ProcessInfo.processInfo.environment, isAria2Option: RPCDispatcher.isAria2Option))
+        } catch {
+            return .failure(error)
+        }
+    }()
+
+    private var settings: DaemonSettings? { try? Self.launchSettings.get() }
+
     func run() async throws {
         Self.maskSecretsInProcessTitle()
         // Before anything is opened: a secret file that cannot be read is a usage error.
-        let token =
-            try secret ?? secretFile.map(Self.readSecret) ?? ProcessInfo.processInfo.environment["PEREGRINE_RPC_SECRET"]
+        let token = try secret ?? secretFile.map(Self.readSecret)
+        // aria2's options of the configuration file, checked before anything is opened.
+        do throws(RPCError) {
+            try RPCDispatcher.checkGlobalOptions(settings?.globalOptions ?? [:])
+        } catch {
+            throw ValidationError("\(settings?.file ?? "the configuration file"): \(error.message)")
+        }
         Self.tuneAllocator()
         let format = logFormat
         var logger = Logger(label: "peregrine.daemon") { label -> any LogHandler in
@@ -303,6 +354,22 @@ struct DaemonCommand: AsyncParsableCommand {
             onStopping: { SystemdNotifier.notify("STOPPING=1") })
         rpcConfiguration.fleetQueue = fleetQueue
         let service = RPCService(manager: manager, configuration: rpcConfiguration, logger: logger)
+        if let settings, let file = settings.file {
+            logger.info("options read", metadata: ["file": "\(file)"])
+            var status = stat()
+            if settings.fileHoldsSecret, stat(file, &status) == 0, status.st_mode & 0o077 != 0 {
+                logger.warning("\(file) holds a secret and others may read it (chmod 600 \(file))")
+            }
+            for name in settings.ignored {
+                logger.notice("\(name) in \(file) has no effect: peregrined always serves JSON-RPC and never forks")
+            }
+        }
+        do throws(RPCError) {
+            try service.dispatcher.applyGlobalOptions(settings?.globalOptions ?? [:])
+        } catch {
+            printError("\(settings?.file ?? "the configuration file"): \(error.message)")
+            throw ExitCode(64)
+        }
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: HeapTrimmer(), successTerminationBehavior: .ignore),
             .init(service: service, successTerminationBehavior: .gracefullyShutdownGroup),
@@ -353,8 +420,7 @@ extension DaemonCommand {
     /// database that cannot be reached ends the program with one line naming it with its
     /// password redacted.
     func openFleetQueue(logger: Logger) throws -> PostgresClaimingQueue? {
-        let environment = ProcessInfo.processInfo.environment["PEREGRINE_STORE"].flatMap { $0.isEmpty ? nil : $0 }
-        guard let connectionString = store ?? environment else { return nil }
+        guard let connectionString = store.flatMap({ $0.isEmpty ? nil : $0 }) else { return nil }
         let queue: PostgresClaimingQueue
         do throws(StoreError) {
             var queueLogger = logger

@@ -136,6 +136,28 @@ extension RPCDispatcher {
         return "OK"
     }
 
+    /// Applies aria2 global options as `aria2.changeGlobalOption` does, with its checks — a
+    /// program's configuration file (`peregrined --conf-path`) gives them so.
+    ///
+    /// - Throws: aria2's error for the first option it would refuse; none is applied then.
+    public func applyGlobalOptions(_ options: [String: String]) throws(RPCError) {
+        guard !options.isEmpty else { return }
+        let object = JSONObject(options.map { ($0.key, JSONValue.string($0.value)) })
+        _ = try changeGlobalOption(RPCParameters(values: [.object(object)]))
+    }
+
+    /// Checks aria2 global options as `aria2.changeGlobalOption` checks them, without a service:
+    /// a program refuses a bad configuration file before it opens anything.
+    ///
+    /// - Throws: aria2's error for the first option it would refuse.
+    public static func checkGlobalOptions(_ options: [String: String]) throws(RPCError) {
+        let object = JSONObject(options.map { ($0.key, JSONValue.string($0.value)) })
+        _ = try DownloadOptions.parse(.object(object), allowed: DownloadOptions.global, position: 0)
+    }
+
+    /// Whether aria2 has an option of this name (its catalogue, which the service takes whole).
+    public static func isAria2Option(_ name: String) -> Bool { Aria2Option.catalogue[name] != nil }
+
     /// Global options a running service keeps as it started (its listening, its directory,
     /// `gid` and `pause`, which name one download), whatever `changeGlobalOption` says.
     private static let fixedGlobalOptions: [String] = [

@@ -121,6 +121,68 @@ import Testing
         #expect(missing.status == 64 && missing.errorText.contains("secret file"), "\(missing.errorText)")
     }
 
+    /// Options from a configuration file in aria2's format (`--conf-path`) and from the
+    /// environment (`PEREGRINE_…`), the command line over the environment over the file; aria2's
+    /// own options of the file applied as `changeGlobalOption` would; a bad line or value refused
+    /// with its place, before anything starts.
+    @Test func optionsComeFromTheCommandLineTheEnvironmentAndAFileInThatOrder() async throws {
+        let tool = try #require(Self.peregrine, "no peregrine binary beside the tests: build with --build-tests")
+        let scratch = try TemporaryDirectory(prefix: "peregrine-settings")
+        defer { scratch.remove() }
+        let file = scratch.path("peregrined.conf")
+        try """
+        # as aria2 reads it
+        dir = \(scratch.path("from-file"))
+        state=\(scratch.path("state"))
+        rpc-listen-port=1
+        rpc-secret=file-secret
+        max-concurrent-downloads=3
+
+        max-overall-download-limit=1M
+        user-agent=FromFile/1
+        enable-rpc=true
+        """.write(toFile: file, atomically: true, encoding: .utf8)
+        chmod(file, 0o600)
+        let daemon = try await DaemonProcess(
+            tool,
+            ["daemon", "--conf-path", file, "--rpc-listen-port", "{port}", "--max-concurrent-downloads", "7"],
+            log: scratch.path("daemon.log"),
+            environment: ["PEREGRINE_RPC_SECRET": "env-secret", "PEREGRINE_MAX_CONCURRENT_DOWNLOADS": "4"])
+        defer { daemon.stop() }
+        // The environment's secret over the file's; the command line's limit over both.
+        #expect(try await daemon.call("aria2.getVersion", "\"token:file-secret\"")["error"] != nil)
+        let answer = try await daemon.call("aria2.getGlobalOption", "\"token:env-secret\"")
+        let options = try #require(answer["result"] as? [String: String], "\(answer)")
+        #expect(options["max-concurrent-downloads"] == "7", "\(options)")
+        #expect(options["dir"] == scratch.path("from-file"), "\(options)")
+        #expect(options["max-overall-download-limit"] == "1048576", "\(options)")
+        #expect(options["user-agent"] == "FromFile/1", "\(options)")
+        #expect(daemon.logText.contains("enable-rpc in \(file) has no effect"), "\(daemon.logText)")
+        #expect(!daemon.logText.contains("secret"), "\(daemon.logText)")
+        #expect(await daemon.signal(SIGTERM) == 0)
+
+        // Refused with the place and nothing started: an unknown name, a value aria2 refuses, a
+        // switch that is not true or false.
+        func refusal(_ lines: String, environment: [String: String] = [:]) async throws -> (Int32, String) {
+            let bad = scratch.path("bad.conf")
+            try lines.write(toFile: bad, atomically: true, encoding: .utf8)
+            let run = try await ChildProcess.run(
+                tool, ["daemon", "--conf-path", bad, "--rpc-listen-port", "0"], environment: environment,
+                allowFailure: true)
+            return (run.status, run.errorText)
+        }
+        let base = "dir=\(scratch.path("d"))\nstate=\(scratch.path("s"))\n"
+        let unknown = try await refusal(base + "no-such-option=1\n")
+        #expect(unknown.0 == 64 && unknown.1.contains("bad.conf:3: unknown option 'no-such-option'"), "\(unknown.1)")
+        let badValue = try await refusal(base + "max-overall-download-limit=lots\n")
+        #expect(badValue.0 == 64 && badValue.1.contains("max-overall-download-limit"), "\(badValue.1)")
+        let badSwitch = try await refusal(base, environment: ["PEREGRINE_RPC_LISTEN_ALL": "maybe"])
+        #expect(badSwitch.0 == 64 && badSwitch.1.contains("PEREGRINE_RPC_LISTEN_ALL"), "\(badSwitch.1)")
+        let noEquals = try await refusal(base + "just-a-word\n")
+        #expect(noEquals.0 == 64 && noEquals.1.contains("bad.conf:3: expected name=value"), "\(noEquals.1)")
+        #expect(!FileManager.default.fileExists(atPath: scratch.path("s")), "a refused start opened its store")
+    }
+
     /// `--log-format json`: every line on standard error is one JSON object with the time, the
     /// level, the logger's label and the message; a download's failure names its URL.
     @Test func logLinesAreJSONObjectsWhenAsked() async throws {
