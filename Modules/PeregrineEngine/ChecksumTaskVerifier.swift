@@ -1,6 +1,6 @@
+import PeregrineChecksums
 import PeregrineCore
 import PeregrineTransport
-import PeregrineChecksums
 
 #if canImport(Glibc)
     import Glibc

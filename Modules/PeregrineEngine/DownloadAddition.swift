@@ -1,5 +1,5 @@
-import PeregrineCore
 import PeregrineChecksums
+import PeregrineCore
 
 /// What ``DownloadEngine/download(_:in:completion:)-([DownloadItem],_,_)`` did with each URL:
 /// added, a duplicate of a task already there (or earlier in the same call), or invalid.
@@ -42,6 +42,17 @@ public struct DownloadAddition: Sendable, Hashable {
     public var duplicates: [Duplicate] = []
     /// The invalid URLs, in the order given.
     public var invalid: [Invalid] = []
+    /// Items refused for their ``DownloadItem/subdirectory``: not a relative path of plain
+    /// names inside the download directory.
+    public var invalidSubdirectories: [InvalidSubdirectory] = []
+
+    /// An item whose subdirectory cannot be used.
+    public struct InvalidSubdirectory: Sendable, Hashable {
+        /// The item's URL string.
+        public var urlString: String
+        /// The subdirectory it asked for.
+        public var subdirectory: String
+    }
     /// The downloads refused for their checksum, in the order given.
     public var invalidChecksums: [InvalidChecksum] = []
 

@@ -65,18 +65,26 @@ public struct DownloadDirectory: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// The absolute path of `name` inside the directory, or nil when `name` is not a single
-    /// safe component (empty, `.`, `..`, a separator or NUL) — so no path ever leaves it.
+    /// The absolute path of `name` inside the directory, or nil when `name` is not a safe
+    /// relative path: one component, or several separated by `/` (a file in a subdirectory),
+    /// none of them empty, `.` or `..`, and no NUL — so no path ever leaves it lexically.
     public func location(of name: String) -> String? {
-        // One component, so the lexical parent of the result is the directory itself.
         var count = 0
         var dots = 0
+        var total = 0
         for byte in name.utf8 {
-            if byte == UInt8(ascii: "/") || byte == 0 { return nil }
+            if byte == 0 { return nil }
+            total += 1
+            if byte == UInt8(ascii: "/") {
+                guard Self.isPlainComponent(count: count, dots: dots) else { return nil }
+                count = 0
+                dots = 0
+                continue
+            }
             if byte == UInt8(ascii: ".") { dots += 1 }
             count += 1
         }
-        guard count > 0, count <= FileNameSanitizer.maximumByteCount, !(dots == count && count <= 2) else { return nil }
+        guard Self.isPlainComponent(count: count, dots: dots), total < Self.maximumPathByteCount else { return nil }
         // The bytes copied into one allocation: appending three strings cost ~1,900 instructions.
         var path = path
         var name = name
@@ -91,6 +99,64 @@ public struct DownloadDirectory: Sendable, Hashable, CustomStringConvertible {
                 }
             }
         }
+    }
+
+    /// Whether a component of `count` bytes, `dots` of them dots, is a plain name.
+    private static func isPlainComponent(count: Int, dots: Int) -> Bool {
+        count > 0 && count <= FileNameSanitizer.maximumByteCount && !(dots == count && count <= 2)
+    }
+
+    /// The longest relative path taken (Linux's `PATH_MAX` less room for the directory's own).
+    static let maximumPathByteCount = 3072
+
+    /// `subdirectory` as a relative path of plain names, repeated and trailing slashes dropped
+    /// (`a//b/` is `a/b`); `""` for none; nil when it is no such path (absolute, a `.` or `..`
+    /// component, NUL, too long).
+    public static func normalizedSubdirectory(_ subdirectory: String) -> String? {
+        guard !subdirectory.hasPrefix("/"), !subdirectory.contains("\0") else { return nil }
+        let components = subdirectory.split(separator: "/", omittingEmptySubsequences: true)
+        for component in components {
+            let count = component.utf8.count
+            let dots = component.utf8.count { $0 == UInt8(ascii: ".") }
+            guard isPlainComponent(count: count, dots: dots) else { return nil }
+        }
+        let joined = components.joined(separator: "/")
+        return joined.utf8.count < maximumPathByteCount ? joined : nil
+    }
+
+    /// Makes the folders of a relative `name` (`a/b/file`: `a`, then `a/b`) inside the
+    /// directory. A component that exists must be a directory, not a symbolic link, so that
+    /// nothing is placed outside the directory. Returns the folders made, parents first.
+    func makeParents(of name: String) throws(FailureReason) -> [String] {
+        var made: [String] = []
+        var relative = ""
+        let components = name.split(separator: "/")
+        for component in components.dropLast() {
+            relative += (relative.isEmpty ? "" : "/") + component
+            guard let full = location(of: relative) else { throw Self.unsafe(name) }
+            var status = stat()
+            if lstat(full, &status) == 0 {
+                guard status.st_mode & S_IFMT == S_IFDIR else {
+                    throw FailureReason(
+                        .fileSystem, message: "\(full) is not a directory (a symbolic link is not followed)")
+                }
+                continue
+            }
+            if mkdir(full, 0o755) != 0, errno != EEXIST {
+                throw Self.failure(errno, "cannot create the directory \(full)")
+            }
+            if lstat(full, &status) != 0 || status.st_mode & S_IFMT != S_IFDIR {
+                throw FailureReason(.fileSystem, message: "\(full) is not a directory")
+            }
+            made.append(relative)
+        }
+        return made
+    }
+
+    /// The folder part of a relative name (`a/b` of `a/b/file`), nil for a name in the
+    /// directory itself.
+    static func folder(of name: String) -> Substring? {
+        name.lastIndex(of: "/").map { name[..<$0] }
     }
 
     /// Whether an entry of this name exists (a dangling symbolic link counts).
@@ -166,6 +232,7 @@ public struct DownloadDirectory: Sendable, Hashable, CustomStringConvertible {
         temporary: String?, as name: String, policy: FileConflictPolicy, counters: inout [String: Int]
     ) throws(FailureReason) -> Placement {
         guard location(of: name) != nil else { throw Self.unsafe(name) }
+        if name.utf8.contains(UInt8(ascii: "/")) { _ = try makeParents(of: name) }
         switch policy {
         case .replace:
             let source: String
@@ -185,11 +252,13 @@ public struct DownloadDirectory: Sendable, Hashable, CustomStringConvertible {
             if let kept = try placeExclusively(temporary: temporary, as: name) {
                 return .placed(name, keptTemporary: kept)
             }
-            let parts = FileNameParts(name)
+            // A file in a folder is numbered in its own name: `a.b/c (1).txt`.
+            let folder = Self.folder(of: name)
+            let parts = FileNameParts(folder.map { String(name[name.index(after: $0.endIndex)...]) } ?? name)
             var number = counters[name] ?? 0
             while true {
                 number += 1
-                let candidate = parts.numbered(number)
+                let candidate = folder.map { $0 + "/" + parts.numbered(number) } ?? parts.numbered(number)
                 if let kept = try placeExclusively(temporary: temporary, as: candidate) {
                     counters[name] = number
                     return .placed(candidate, keptTemporary: kept)
@@ -284,14 +353,24 @@ public struct DownloadDirectory: Sendable, Hashable, CustomStringConvertible {
                 && status.st_dev == linkStatus.st_dev
         }
         if let found = candidates.first(where: isTwin) { return found }
-        guard let stream = opendir(path) else { return nil }
-        defer { closedir(stream) }
-        while let entry = readdir(stream) {
-            guard UInt64(entry.pointee.d_ino) == UInt64(linkStatus.st_ino) else { continue }
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+        // The directory, and the folders the candidates name (a numbered name in a folder).
+        var folders: [String] = [""]
+        for candidate in candidates {
+            if let folder = Self.folder(of: candidate).map(String.init), !folders.contains(folder) {
+                folders.append(folder)
             }
-            if isTwin(name) { return name }
+        }
+        for folder in folders {
+            guard let full = folder.isEmpty ? path : location(of: folder), let stream = opendir(full) else { continue }
+            defer { closedir(stream) }
+            while let entry = readdir(stream) {
+                guard UInt64(entry.pointee.d_ino) == UInt64(linkStatus.st_ino) else { continue }
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                    String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+                }
+                let relative = folder.isEmpty ? name : folder + "/" + name
+                if isTwin(relative) { return relative }
+            }
         }
         return nil
     }
@@ -302,12 +381,24 @@ public struct DownloadDirectory: Sendable, Hashable, CustomStringConvertible {
         guard rename(from, target) == 0 else { throw Self.failure(errno, "cannot rename \(from) to \(target)") }
     }
 
-    /// `fsync`s the directory, so that a rename survives a crash.
-    func synchronize() {
-        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { return }
-        _ = fsync(fd)
-        _ = close(fd)
+    /// `fsync`s the directory, so that a rename survives a crash, and the folders inside it
+    /// that files were placed in (with their parents, which hold the folders' own entries).
+    func synchronize(folders: Set<String> = []) {
+        var paths: Set<String> = [path]
+        for folder in folders {
+            var relative = Substring(folder)
+            while true {
+                if let full = location(of: String(relative)) { paths.insert(full) }
+                guard let slash = relative.lastIndex(of: "/") else { break }
+                relative = relative[..<slash]
+            }
+        }
+        for directory in paths {
+            let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)
+            guard fd >= 0 else { continue }
+            _ = fsync(fd)
+            _ = close(fd)
+        }
     }
 
     // MARK: Helpers

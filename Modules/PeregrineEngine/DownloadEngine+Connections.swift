@@ -49,6 +49,30 @@ extension DownloadEngine {
 }
 
 extension DownloadEngine {
+    /// Moves where a task that has not finished places its file: `subdirectory` is a folder
+    /// inside the download directory (see ``DownloadItem/subdirectory``), nil for the directory
+    /// itself (aria2's `changeOption` of `dir`). A finished file stays where it is.
+    ///
+    /// - Returns: whether the folder is the task's now: false for an unknown or finished task,
+    ///   or a folder that is no relative path of plain names.
+    @discardableResult
+    public func setSubdirectory(_ subdirectory: String?, forTask urlString: String) -> Bool {
+        var normalized: String?
+        if let subdirectory {
+            guard let plain = DownloadDirectory.normalizedSubdirectory(subdirectory) else { return false }
+            normalized = plain.isEmpty ? nil : plain
+        }
+        return perform { state, effects in
+            guard let entry = state.tasks[urlString], entry.machine.state != .finished else { return false }
+            guard entry.record.subdirectory != normalized else { return true }
+            let base = entry.record.baseFileName
+            entry.record.subdirectory = normalized
+            if let base { entry.record.fileName = entry.record.inSubdirectory(base) }
+            effects.markDirty(urlString)
+            return true
+        }
+    }
+
     /// Gives a task that has not finished another name for its file (a rerun of `peregrine get`
     /// with another `-o`, aria2's `changeOption` of `out`): the file takes it when it is placed,
     /// sanitised as a name given by the user is. A finished file keeps the name it has.
@@ -63,7 +87,7 @@ extension DownloadEngine {
             guard entry.record.preferredFileName != name else { return true }
             entry.record.preferredFileName = name
             // A name taken from the response already: the chosen one wins, as it does before.
-            if entry.record.fileName != nil { entry.record.fileName = chosen }
+            if entry.record.fileName != nil { entry.record.fileName = entry.record.inSubdirectory(chosen) }
             effects.markDirty(urlString)
             return true
         }

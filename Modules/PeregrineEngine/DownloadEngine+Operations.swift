@@ -66,6 +66,14 @@ extension DownloadEngine {
                             urlString: item.urlString, checksum: item.checksum ?? item.checksumURL ?? "", error: error))
                     continue
                 }
+                var subdirectory: String?
+                if let wanted = item.subdirectory {
+                    guard let normalized = DownloadDirectory.normalizedSubdirectory(wanted) else {
+                        result.invalidSubdirectories.append(.init(urlString: item.urlString, subdirectory: wanted))
+                        continue
+                    }
+                    subdirectory = normalized.isEmpty ? nil : normalized
+                }
                 if let existing = state.keysByNormalizedKey[url.normalizedKey]
                     ?? state.tasks[url.string]?.record.urlString
                 {
@@ -80,7 +88,8 @@ extension DownloadEngine {
                     verificationRetry: item.verificationRetry,
                     maxConnections: item.maxConnections.map {
                         min(max($0, Segmentation.connectionRange.lowerBound), Segmentation.connectionRange.upperBound)
-                    }, speedLimit: item.speedLimit, mirrors: mirrors.isEmpty ? [] : mirrors[item.urlString] ?? [])
+                    }, speedLimit: item.speedLimit, mirrors: mirrors.isEmpty ? [] : mirrors[item.urlString] ?? [],
+                    subdirectory: subdirectory)
                 let entry = insert(url: url, record: record, machine: TaskStateMachine(), &state)
                 entry.completion = completion
                 try? transition(entry, .add, &state, &effects)

@@ -103,7 +103,7 @@ extension DownloadEngine {
         state.withLock { state -> String? in
             guard let entry = state.tasks[urlString] else { return nil }
             let name =
-                entry.record.fileName ?? entry.record.preferredFileName.flatMap(FileNameSanitizer.cleanChosen)
+                entry.record.baseFileName ?? entry.record.preferredFileName.flatMap(FileNameSanitizer.cleanChosen)
                 ?? SuggestedFileName.make(for: entry.url)
             guard state.hiddenFileExtension, let dot = name.lastIndex(of: "."), dot != name.startIndex else {
                 return name
@@ -116,7 +116,7 @@ extension DownloadEngine {
     public func fileKind(ofTask urlString: String) -> FileKind? {
         let details = state.withLock { state -> (String, String?)? in
             guard let entry = state.tasks[urlString] else { return nil }
-            return (entry.record.fileName ?? SuggestedFileName.make(for: entry.url), entry.record.mimeType)
+            return (entry.record.baseFileName ?? SuggestedFileName.make(for: entry.url), entry.record.mimeType)
         }
         return details.map { configuration.fileKindClassifier($0.0, $0.1) }
     }
@@ -226,8 +226,8 @@ extension DownloadEngine {
             if record.expectedLength == nil { record.expectedLength = head.contentLength }
             if record.mimeType == nil { record.mimeType = head.mimeType }
             if record.fileName == nil, let disposition = head.headers["Content-Disposition"] {
-                record.fileName = SuggestedFileName.make(
-                    contentDisposition: disposition, effectiveURL: head.effectiveURL, url: url)
+                record.fileName = record.inSubdirectory(
+                    SuggestedFileName.make(contentDisposition: disposition, effectiveURL: head.effectiveURL, url: url))
             }
             state.tasks[urlString]!.record = record
             effects.markDirty(urlString)

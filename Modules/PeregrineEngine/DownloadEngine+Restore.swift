@@ -55,7 +55,20 @@ extension DownloadEngine {
                 }
                 var record = stored
                 var adopted = false
-                if let name = record.fileName, FileNameSanitizer.clean(name) != name {
+                if let subdirectory = record.subdirectory,
+                    DownloadDirectory.normalizedSubdirectory(subdirectory) != subdirectory || subdirectory.isEmpty
+                {
+                    result.rejected.append(
+                        .init(urlString: stored.urlString, reason: "unsafe subdirectory \(subdirectory)"))
+                    continue
+                }
+                if let name = record.fileName,
+                    DownloadDirectory.folder(of: name).map(String.init) != record.subdirectory
+                {
+                    // A file name outside the task's folder is no name of its file.
+                    record.fileName = nil
+                }
+                if let name = record.baseFileName, FileNameSanitizer.clean(name) != name {
                     // A hidden name is the file's only when its task asked for a hidden name.
                     let chosenHidden =
                         record.preferredFileName.flatMap(FileNameSanitizer.cleanChosen)?.hasPrefix(".") ?? false
@@ -137,10 +150,11 @@ extension DownloadEngine {
     /// still a link to a placed file.
     private func placedFile(of record: DownloadTaskRecord, url: DownloadURL) -> String? {
         let base =
-            record.fileName ?? record.preferredFileName.flatMap(FileNameSanitizer.cleanChosen)
+            record.baseFileName ?? record.preferredFileName.flatMap(FileNameSanitizer.cleanChosen)
             ?? SuggestedFileName.make(for: url)
         let parts = FileNameParts(base)
         return directory.placedName(
-            ofLeftoverLink: record.temporaryFileName, candidates: [base] + (1...8).map(parts.numbered))
+            ofLeftoverLink: record.temporaryFileName,
+            candidates: ([base] + (1...8).map(parts.numbered)).map(record.inSubdirectory))
     }
 }

@@ -184,11 +184,11 @@ extension DownloadEngine {
             if let completeLength { record.expectedLength = completeLength }
             if let mimeType, !mimeType.isEmpty { record.mimeType = mimeType }
             if record.fileName == nil {
-                record.fileName =
+                record.fileName = record.inSubdirectory(
                     record.preferredFileName.flatMap(FileNameSanitizer.cleanChosen)
-                    ?? SuggestedFileName.make(
-                        contentDisposition: head.headers["Content-Disposition"], effectiveURL: head.effectiveURL,
-                        url: entry.url)
+                        ?? SuggestedFileName.make(
+                            contentDisposition: head.headers["Content-Disposition"], effectiveURL: head.effectiveURL,
+                            url: entry.url))
             }
             entry.record = record
             let resume =
@@ -546,7 +546,7 @@ extension DownloadEngine {
         _ entry: TaskEntry, temporary: String?, length: Int64, _ state: inout EngineState, _ effects: inout Effects
     ) {
         let key = entry.url.string
-        let name = entry.record.fileName ?? SuggestedFileName.make(for: entry.url)
+        let name = entry.record.fileName ?? entry.record.inSubdirectory(SuggestedFileName.make(for: entry.url))
         let placement: DownloadDirectory.Placement
         do throws(FailureReason) {
             placement = try directory.place(
@@ -567,6 +567,7 @@ extension DownloadEngine {
                 state.leftoverLinks[temporary] = link
             }
             entry.record.fileName = finalName
+            if let folder = DownloadDirectory.folder(of: finalName) { effects.placedFolders.insert(String(folder)) }
             entry.record.finishedAt = clock.date()
             if entry.record.expectedLength == nil { entry.record.expectedLength = length }
             entry.receivedBytes = length
@@ -605,9 +606,10 @@ extension DownloadEngine {
         var reason = reason
         if let mismatchedFile, entry.machine.holdsSlot {
             // Shortened first (in bytes, on a character boundary) so that the suffix still fits.
-            let name = FileNameSanitizer.limited(
-                entry.record.fileName ?? SuggestedFileName.make(for: entry.url),
-                to: FileNameSanitizer.maximumByteCount - MismatchedFilePolicy.suffix.utf8.count)
+            let name = entry.record.inSubdirectory(
+                FileNameSanitizer.limited(
+                    entry.record.baseFileName ?? SuggestedFileName.make(for: entry.url),
+                    to: FileNameSanitizer.maximumByteCount - MismatchedFilePolicy.suffix.utf8.count))
             let aside = mismatchedFile.asidePath(forDestination: name)
             if let aside, directory.exists(entry.record.temporaryFileName) {
                 var counters: [String: Int] = [:]

@@ -1,7 +1,7 @@
 import Dispatch
+import PeregrineChecksums
 import PeregrineCore
 import PeregrineTransport
-import PeregrineChecksums
 
 extension DownloadEngine {
     /// The most bytes a checksum file may have: 1 MiB, far more than any `SHA256SUMS`.

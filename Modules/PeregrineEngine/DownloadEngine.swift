@@ -222,7 +222,7 @@ public final class DownloadEngine: Sendable {
             // First, before this thread commands or launches anything that could make a later
             // section on it: a later section waits for this one. After the directory's sync: a
             // record never names a file the directory may lose.
-            if effects.syncDirectory { directory.synchronize() }
+            if effects.syncDirectory { directory.synchronize(folders: effects.placedFolders) }
             let leftovers = effects.leftoverLinks
             let whenDurable: (@Sendable () -> Void)? =
                 leftovers.isEmpty ? nil : { @Sendable [weak self] () -> Void in self?.removeLeftoverLinks(leftovers) }
@@ -243,7 +243,7 @@ public final class DownloadEngine: Sendable {
         for attempt in effects.launches { launch(attempt) }
         for timer in effects.timers { clock.schedule(timer.delay, timer.work) }
         if !handedOver {
-            if effects.syncDirectory { directory.synchronize() }
+            if effects.syncDirectory { directory.synchronize(folders: effects.placedFolders) }
             let leftovers = effects.leftoverLinks
             if let observer = configuration.recordObserver, !effects.recordChanges.isEmpty {
                 if leftovers.isEmpty {

@@ -33,13 +33,20 @@ public struct DownloadItem: Sendable, Hashable, ExpressibleByStringLiteral {
     /// a mirror. Each must be a valid URL (the item is refused otherwise); duplicates of the
     /// task's URL or of each other are ignored.
     public var mirrors: [String] = []
+    /// A folder inside the download directory to place the file in, as a relative path
+    /// (`music/2026`), made when the file is placed; nil for the download directory itself.
+    /// Each component must be a plain name (no `.`, `..` or empty one): the item is refused
+    /// otherwise (``DownloadAddition/invalid``), and a component that is a symbolic link when
+    /// the file is placed fails the task, so that no file lands outside the directory.
+    public var subdirectory: String?
 
     /// Creates an item.
     public init(
         _ urlString: String, preferredFileName: String? = nil, checksum: String? = nil, checksumURL: String? = nil,
         verificationRetry: VerificationRetryPolicy? = nil, maxConnections: Int? = nil, startsImmediately: Bool? = nil,
-        speedLimit: SpeedLimit? = nil, mirrors: [String] = []
+        speedLimit: SpeedLimit? = nil, mirrors: [String] = [], subdirectory: String? = nil
     ) {
+        self.subdirectory = subdirectory
         self.mirrors = mirrors
         self.speedLimit = speedLimit
         self.maxConnections = maxConnections

@@ -23,7 +23,8 @@ public struct DownloadTaskRecord: Sendable, Hashable, Codable {
     /// Where the transfer can continue. Its offset never exceeds the bytes synced to disk.
     public var resumeRecord: ResumeRecord?
     /// The file's name in the download directory: suggested by the first response, final
-    /// once the task is finished (a conflict may have numbered it).
+    /// once the task is finished (a conflict may have numbered it). With a ``subdirectory``, the
+    /// path relative to the download directory (`music/2026/song.flac`).
     public var fileName: String?
     /// The hidden temporary file beside it, e.g. `.peregrine-0123456789abcdef.part`.
     public var temporaryFileName: String
@@ -55,6 +56,9 @@ public struct DownloadTaskRecord: Sendable, Hashable, Codable {
     public var speedLimit: SpeedLimit?
     /// Other URLs of the same file, in the order given (see ``DownloadItem/mirrors``).
     public var mirrors: [String]
+    /// The folder inside the download directory the file is placed in (see
+    /// ``DownloadItem/subdirectory``); nil for the download directory.
+    public var subdirectory: String?
 
     /// Creates a record.
     public init(
@@ -63,8 +67,9 @@ public struct DownloadTaskRecord: Sendable, Hashable, Codable {
         preferredFileName: String? = nil, checksum: String? = nil, addedAt: Date, finishedAt: Date? = nil,
         verification: VerificationResult = .unverified, checksumURL: String? = nil,
         verificationRetry: VerificationRetryPolicy? = nil, maxConnections: Int? = nil, speedLimit: SpeedLimit? = nil,
-        mirrors: [String] = []
+        mirrors: [String] = [], subdirectory: String? = nil
     ) {
+        self.subdirectory = subdirectory
         self.mirrors = mirrors
         self.maxConnections = maxConnections
         self.speedLimit = speedLimit
@@ -109,7 +114,23 @@ extension DownloadTaskRecord {
             verificationRetry: try container.decodeIfPresent(VerificationRetryPolicy.self, forKey: .verificationRetry),
             maxConnections: try container.decodeIfPresent(Int.self, forKey: .maxConnections),
             speedLimit: try container.decodeIfPresent(SpeedLimit.self, forKey: .speedLimit),
-            mirrors: try container.decodeIfPresent([String].self, forKey: .mirrors) ?? [])
+            mirrors: try container.decodeIfPresent([String].self, forKey: .mirrors) ?? [],
+            subdirectory: try container.decodeIfPresent(String.self, forKey: .subdirectory))
+    }
+}
+
+extension DownloadTaskRecord {
+    /// `name` in the task's ``subdirectory``: a path relative to the download directory.
+    public func inSubdirectory(_ name: String) -> String {
+        guard let subdirectory, !subdirectory.isEmpty else { return name }
+        return subdirectory + "/" + name
+    }
+
+    /// The file's own name: ``fileName`` without its folder.
+    public var baseFileName: String? {
+        fileName.map { name in
+            DownloadDirectory.folder(of: name).map { String(name[name.index(after: $0.endIndex)...]) } ?? name
+        }
     }
 }
 

@@ -144,6 +144,8 @@ struct Effects: Sendable {
     /// them nothing.
     var section: UInt64?
     var syncDirectory = false
+    /// Folders inside the download directory that files were placed in, synced with it.
+    var placedFolders: Set<String> = []
     /// Temporary names still linked to files placed in this section (task, temporary name,
     /// placed name): removed once the records saying where the files went are durable.
     var leftoverLinks: [LeftoverLink] = []

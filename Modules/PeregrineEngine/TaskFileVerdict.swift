@@ -1,5 +1,5 @@
-import PeregrineCore
 import PeregrineChecksums
+import PeregrineCore
 
 /// What a ``TaskFileVerifier`` says about a complete download: whether it may be renamed into
 /// place, and the `VerificationResult` to keep beside the task's state.

@@ -361,7 +361,8 @@ public final class FleetWorker: Sendable {
                 } else if let partial = partialFile(of: task) {
                     try manager.resumeOuterDownload(
                         urlString: task.urlString, partialFile: partial.path, validator: partial.validator,
-                        expectedLength: task.expectedLength, in: DownloadListKey(task.list))
+                        expectedLength: task.expectedLength, in: DownloadListKey(task.list),
+                        subdirectory: task.subdirectory)
                     // The copy is the manager's now; the previous owner's file is left over.
                     unlink(partial.path)
                     _ = manager.engine.setMaxConnections(connections, forTask: task.urlString)
@@ -373,7 +374,7 @@ public final class FleetWorker: Sendable {
                     let item = DownloadItem(
                         task.urlString, preferredFileName: task.preferredFileName, checksum: task.checksum,
                         maxConnections: connections, startsImmediately: true, speedLimit: speedLimit,
-                        mirrors: task.mirrors)
+                        mirrors: task.mirrors, subdirectory: task.subdirectory)
                     fresh[task.list, default: []].append((task, item))
                 }
             } catch {

@@ -206,6 +206,7 @@ package enum StoreRecordCoding {
         if let connections = task.maxConnections { pairs.append(("connections", .integer(Int64(connections)))) }
         if let rate = task.speedLimit { pairs.append(("speedLimit", .integer(rate))) }
         if !task.mirrors.isEmpty { pairs.append(("mirrors", .array(task.mirrors.map { .string($0) }))) }
+        if let value = task.subdirectory { pairs.append(("folder", .string(value))) }
         return .dictionary(pairs)
     }
 
@@ -249,6 +250,7 @@ package enum StoreRecordCoding {
         var maxConnections: Int?
         var speedLimit: Int64?
         var mirrors: [String] = []
+        var subdirectory: String?
         var state = "pending"
         var failure: FailureReason?
         for (key, value) in pairs.dropFirst() {
@@ -328,6 +330,7 @@ package enum StoreRecordCoding {
             case ("mirrors", .array(let values)):
                 // Anything but strings is dropped: a mirror less costs only its speed.
                 mirrors = values.compactMap { if case .string(let text) = $0 { text } else { nil } }
+            case ("folder", .string(let text)): subdirectory = text
             default: break
             }
         }
@@ -350,7 +353,7 @@ package enum StoreRecordCoding {
             resumeRecord: resumeRecord, addedAt: addedAt, finishedAt: finishedAt, metaInfo: metaInfo,
             checksum: checksum, verification: verification, checksumURL: checksumURL,
             verificationRetry: verificationRetry, maxConnections: maxConnections, speedLimit: speedLimit,
-            mirrors: mirrors)
+            mirrors: mirrors, subdirectory: subdirectory)
     }
 
     // MARK: Lists

@@ -27,7 +27,7 @@ extension StoredTask {
             verificationRetry: record.verificationRetry.map {
                 StoredVerificationRetry(maxAttempts: $0.maxAttempts, mismatchedFile: $0.mismatchedFile.rawValue)
             }, maxConnections: record.maxConnections, speedLimit: record.speedLimit?.bytesPerSecond,
-            mirrors: record.mirrors)
+            mirrors: record.mirrors, subdirectory: record.subdirectory)
     }
 
     /// The engine record of the stored task, for `DownloadEngine.restore(_:)`. A task stored
@@ -46,7 +46,8 @@ extension StoredTask {
                     mismatchedFile: MismatchedFilePolicy(rawValue: $0.mismatchedFile) ?? .keepAside)
             }, maxConnections: maxConnections,
             // A stored rate that is no longer a valid limit reads as none rather than failing the load.
-            speedLimit: speedLimit.flatMap { try? SpeedLimit(bytesPerSecond: $0) }, mirrors: mirrors)
+            speedLimit: speedLimit.flatMap { try? SpeedLimit(bytesPerSecond: $0) }, mirrors: mirrors,
+            subdirectory: subdirectory)
     }
 }
 

@@ -23,6 +23,8 @@ extension DownloadQueueing {
     ///   - expectedLength: the complete length, when known.
     ///   - location: where the task goes in manual mode (required there; ignored otherwise).
     ///   - list: the download list (scope) the task joins.
+    ///   - subdirectory: the folder inside the download directory the file goes in (see
+    ///     `DownloadItem.subdirectory`).
     /// - Throws: ``DownloadManagerError/Code/invalidArgument`` for an invalid or already known
     ///   URL, ``DownloadManagerError/Code/requiresManualMode``-style errors for a bad location,
     ///   ``DownloadManagerError/Code/fileFailed`` when the partial file cannot be read or copied.
@@ -31,7 +33,7 @@ extension DownloadQueueing {
     @discardableResult
     public func resumeOuterDownload(
         urlString: String, partialFile: String, validator: ResumeValidator?, expectedLength: Int64? = nil,
-        insertAt location: ListIndexPath? = nil, in list: DownloadListKey = .default
+        insertAt location: ListIndexPath? = nil, in list: DownloadListKey = .default, subdirectory: String? = nil
     ) throws(DownloadManagerError) -> ListIndexPath? {
         core.coordinator.enter()
         defer { core.coordinator.leave() }
@@ -76,7 +78,8 @@ extension DownloadQueueing {
         let record = DownloadTaskRecord(
             urlString: urlString, list: list, state: .stopped,
             resumeRecord: ResumeRecord(offset: size, validator: validator, expectedLength: expectedLength),
-            temporaryFileName: temporaryName, expectedLength: expectedLength, addedAt: Date())
+            temporaryFileName: temporaryName, expectedLength: expectedLength, addedAt: Date(),
+            subdirectory: subdirectory)
         let result = engine.restore([record])
         guard result.restored == [urlString] else {
             _ = engine.directory.remove(temporaryName)

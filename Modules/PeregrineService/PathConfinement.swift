@@ -1,3 +1,5 @@
+import Peregrine
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -24,12 +26,11 @@ public struct PathConfinement: Sendable {
         self.root = Self.resolve(root)
     }
 
-    /// The directory `dir` names, resolved; relative paths are taken from the root.
+    /// The directory `dir` names, resolved: the root or a folder inside it (made when a file
+    /// is placed there); relative paths are taken from the root.
     ///
-    /// - Throws: ``PathConfinementError/Code/parentReference``,
-    ///   ``PathConfinementError/Code/outsideRoot``, or
-    ///   ``PathConfinementError/Code/subdirectoryUnsupported`` for a directory inside the root
-    ///   other than the root (the engine has one download directory).
+    /// - Throws: ``PathConfinementError/Code/parentReference`` or
+    ///   ``PathConfinementError/Code/outsideRoot``.
     public func directory(_ dir: String) throws(PathConfinementError) -> String {
         guard !dir.contains("\0") else { throw PathConfinementError(.outsideRoot, path: dir) }
         let components = dir.split(separator: "/", omittingEmptySubsequences: true)
@@ -39,15 +40,27 @@ public struct PathConfinement: Sendable {
         guard resolved == root || resolved.hasPrefix(root == "/" ? "/" : root + "/") else {
             throw PathConfinementError(.outsideRoot, path: dir)
         }
-        // TODO(segmented engine): per-download directories once the engine can place a file in
-        // a directory of its own; until then only the root itself is accepted.
-        guard resolved == root else { throw PathConfinementError(.subdirectoryUnsupported, path: dir) }
         return resolved
     }
 
+    /// The folder `dir` names as a path relative to the root (`music/2026`), nil for the root:
+    /// a download's `DownloadItem.subdirectory`.
+    ///
+    /// - Throws: as ``directory(_:)``, and ``PathConfinementError/Code/invalidFileName`` for a
+    ///   folder name the engine cannot use (a component too long).
+    public func subdirectory(_ dir: String) throws(PathConfinementError) -> String? {
+        let resolved = try directory(dir)
+        guard resolved != root else { return nil }
+        let relative = String(resolved.dropFirst(root == "/" ? 1 : root.utf8.count + 1))
+        guard let normalized = DownloadDirectory.normalizedSubdirectory(relative) else {
+            throw PathConfinementError(.invalidFileName, path: dir)
+        }
+        return normalized.isEmpty ? nil : normalized
+    }
+
     /// Checks a file name for `out`: one path component, not `.` or `..`, and not an existing
-    /// symbolic link in the root (the engine would write through it).
-    public func fileName(_ out: String) throws(PathConfinementError) -> String {
+    /// symbolic link in the root or in `subdirectory` of it (the engine would write through it).
+    public func fileName(_ out: String, in subdirectory: String? = nil) throws(PathConfinementError) -> String {
         if out == ".." || out.hasPrefix("../") || out.contains("/../") {
             throw PathConfinementError(.parentReference, path: out)
         }
@@ -56,7 +69,8 @@ public struct PathConfinement: Sendable {
             throw PathConfinementError(.invalidFileName, path: out)
         }
         var status = stat()
-        if lstat(root + "/" + out, &status) == 0, (status.st_mode & S_IFMT) == S_IFLNK {
+        let folder = subdirectory.map { root + "/" + $0 } ?? root
+        if lstat(folder + "/" + out, &status) == 0, (status.st_mode & S_IFMT) == S_IFLNK {
             throw PathConfinementError(.outsideRoot, path: out)
         }
         return out

@@ -1,7 +1,7 @@
 import PeregrineCore
 
 /// Why a client's `dir` or `out` was refused: it would make the service write outside the
-/// download root it was started with, or somewhere the engine cannot put a file yet.
+/// download root it was started with, or under a name the engine cannot use.
 public struct PathConfinementError: PeregrineError {
     /// A kind of refusal.
     public struct Code: PeregrineErrorCode {
@@ -11,11 +11,8 @@ public struct PathConfinementError: PeregrineError {
         public static let parentReference = Code(name: "parent reference")
         /// The path (after resolving symbolic links) is outside the download root.
         public static let outsideRoot = Code(name: "outside the download root")
-        /// The file name is empty, `.`, or holds a `/` or a NUL.
+        /// The file name is empty, `.`, or holds a `/` or a NUL (or a folder's name is too long).
         public static let invalidFileName = Code(name: "invalid file name")
-        /// A directory inside the root other than the root itself: the engine writes every
-        /// file into one directory today.
-        public static let subdirectoryUnsupported = Code(name: "subdirectory not supported")
     }
 
     /// The kind of refusal.
@@ -32,11 +29,5 @@ public struct PathConfinementError: PeregrineError {
     /// What happened, with the refused path.
     public var message: String { description }
 
-    public var description: String {
-        switch code {
-        case .subdirectoryUnsupported:
-            "'\(path)': only the download root is supported as dir (per-download directories are not yet)"
-        default: "'\(path)' is refused: \(code)"
-        }
-    }
+    public var description: String { "'\(path)' is refused: \(code)" }
 }

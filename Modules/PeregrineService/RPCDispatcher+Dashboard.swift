@@ -347,7 +347,8 @@ extension RPCDispatcher {
                 uris.map { uri in
                     do throws(RPCError) {
                         let gid = try addToFleet(
-                            uri, options: carried, fileName: nil, mirrors: [], position: nil, queue: queue)
+                            uri, options: carried, fileName: nil, subdirectory: nil, mirrors: [], position: nil,
+                            queue: queue)
                         return ["uri": .string(uri), "gid": gid]
                     } catch {
                         return ["uri": .string(uri), "error": .string(error.message)]

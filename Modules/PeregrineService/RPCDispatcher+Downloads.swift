@@ -14,9 +14,12 @@ extension RPCDispatcher {
             throw RPCError("At most \(configuration.limits.maxURIsPerDownload) URIs per download.")
         }
         var options = try DownloadOptions.parse(params[1], allowed: DownloadOptions.perDownload, position: 1)
+        // A folder inside the root (made when the file is placed), kept resolved for getOption.
+        var subdirectory: String?
         if let dir = options.values["dir"] {
             do throws(PathConfinementError) {
-                options.values["dir"] = try confinement.directory(dir)
+                subdirectory = try confinement.subdirectory(dir)
+                options.values["dir"] = subdirectory.map { confinement.root + "/" + $0 } ?? confinement.root
             } catch {
                 throw RPCError(error.description)
             }
@@ -24,7 +27,7 @@ extension RPCDispatcher {
         var fileName: String?
         if let out = options.values["out"] {
             do throws(PathConfinementError) {
-                fileName = try confinement.fileName(out)
+                fileName = try confinement.fileName(out, in: subdirectory)
             } catch {
                 throw RPCError(error.description)
             }
@@ -51,8 +54,8 @@ extension RPCDispatcher {
             // Every service of a fleet names a task by its URL (`GID.fleet`).
             guard wanted == nil else { throw RPCError("The option gid is not carried by the fleet's shared queue.") }
             return try addToFleet(
-                url, options: options, fileName: fileName, mirrors: Array(uris.dropFirst()), position: position,
-                queue: queue)
+                url, options: options, fileName: fileName, subdirectory: subdirectory, mirrors: Array(uris.dropFirst()),
+                position: position, queue: queue)
         }
         if let existing = manager.engine.task(url)?.urlString {
             return .string(readd(existing).description)
@@ -62,7 +65,7 @@ extension RPCDispatcher {
             DownloadItem(
                 url, preferredFileName: fileName, checksum: options.values["checksum"],
                 maxConnections: connections(options, servers: uris.count), speedLimit: speedLimit(options),
-                mirrors: Array(uris.dropFirst()))
+                mirrors: Array(uris.dropFirst()), subdirectory: subdirectory)
         ]).addition
         if let invalid = addition.invalid.first { throw RPCError("Invalid URI \(invalid.urlString): \(invalid.error)") }
         if let refused = addition.invalidChecksums.first { throw RPCError.badOption("checksum", "\(refused.error)") }

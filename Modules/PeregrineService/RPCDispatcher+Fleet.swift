@@ -24,10 +24,11 @@ extension RPCDispatcher {
     /// ``fleetStatusObject(gid:entry:)``). The claiming service applies the options
     /// (``adoptFleetTask(_:)``).
     func addToFleet(
-        _ url: String, options: DownloadOptions, fileName: String?, mirrors: [String], position: Int?,
-        queue: any ClaimingTaskQueue
+        _ url: String, options: DownloadOptions, fileName: String?, subdirectory: String?, mirrors: [String],
+        position: Int?, queue: any ClaimingTaskQueue
     ) throws(RPCError) -> JSONValue {
         var options = options
+        // Each service has its own root: the folder inside it travels as the task's subdirectory.
         options.values["dir"] = nil
         if let unsupported = options.values.keys.filter({ !Self.fleetCarries($0) }).sorted().first {
             throw RPCError("The option \(unsupported) is not carried by the fleet's shared queue.")
@@ -50,6 +51,7 @@ extension RPCDispatcher {
             urlString: key, preferredFileName: fileName, state: .pending, addedAt: Date(),
             checksum: options.values["checksum"])
         task.mirrors = mirrorKeys
+        task.subdirectory = subdirectory
         task.maxConnections = connections(options, servers: 1 + mirrorKeys.count)
         task.speedLimit = speedLimit(options)?.bytesPerSecond
         if !options.values.isEmpty {
@@ -84,6 +86,10 @@ extension RPCDispatcher {
         var options = DownloadOptions()
         if case .dictionary(let stored) = task.metaInfo[MetaKey.options] {
             for case (let key, .string(let value)) in stored { options.values[key] = value }
+        }
+        // The folder the task was added with, inside this service's root.
+        if let subdirectory = task.subdirectory {
+            options.values["dir"] = manager.downloadDirectory + "/" + subdirectory
         }
         state.withLock { state in
             let (gid, _) = state.table.gid(for: url, preferring: GID.fleet(url), using: &state.generator)
@@ -256,8 +262,8 @@ extension RPCDispatcher {
             "connections": "0",
             "numPieces": .string(String((total + pieceLength - 1) / pieceLength)),
             "pieceLength": .string(String(pieceLength)),
-            // The file is (or will be) on whichever service downloads it.
-            "dir": "",
+            // The file is (or will be) on whichever service downloads it, in this folder of its root.
+            "dir": .string(task.subdirectory ?? ""),
             "files": [
                 [
                     "index": "1", "path": .string(name ?? ""), "length": .string(String(total)),

@@ -60,12 +60,21 @@ extension RPCDispatcher {
         let text = try params.string(0)
         let (gid, url) = try task(text)
         guard params[1] != nil else { throw RPCError.missing(at: 1) }
-        // As aria2 does, options this method does not act on are kept; a `dir` is still
-        // checked, so that no client believes it moved a download outside.
-        if case .object(let members) = params[1], case .string(let dir) = members["dir"] {
-            try checkDirectory(dir)
+        // As aria2 does, options this method does not act on are kept. A `dir` inside the root
+        // moves where an unfinished download's file will be placed; a finished one stays.
+        var changes = try DownloadOptions.parse(params[1], allowed: DownloadOptions.changeable, position: 1)
+        if let dir = changes.values["dir"] {
+            let subdirectory: String?
+            do throws(PathConfinementError) {
+                subdirectory = try confinement.subdirectory(dir)
+                changes.values["dir"] = subdirectory.map { confinement.root + "/" + $0 } ?? confinement.root
+            } catch {
+                throw RPCError(error.description)
+            }
+            guard manager.engine.setSubdirectory(subdirectory, forTask: url) else {
+                throw RPCError("The download is complete: its file stays in its directory.")
+            }
         }
-        let changes = try DownloadOptions.parse(params[1], allowed: DownloadOptions.changeable, position: 1)
         let values = state.withLock { state in
             state.options[gid, default: DownloadOptions()].values.merge(changes.values) { _, new in new }
             return state.options[gid]!.values
@@ -83,12 +92,17 @@ extension RPCDispatcher {
         return "OK"
     }
 
-    /// Refuses a `dir` other than the download root (see ``PathConfinement``).
+    /// Refuses a global `dir` other than the download root (see ``PathConfinement``): the root
+    /// is the service's; a folder inside it is given per download.
     private func checkDirectory(_ dir: String) throws(RPCError) {
+        let subdirectory: String?
         do throws(PathConfinementError) {
-            _ = try confinement.directory(dir)
+            subdirectory = try confinement.subdirectory(dir)
         } catch {
             throw RPCError(error.description)
+        }
+        guard subdirectory == nil else {
+            throw RPCError("'\(dir)': the download root is the service's; give dir to each download instead")
         }
     }
 

@@ -52,7 +52,8 @@ extension RPCDispatcher {
             "connections": status == .active ? "1" : "0",
             "numPieces": .string(String((total + pieceLength - 1) / pieceLength)),
             "pieceLength": .string(String(pieceLength)),
-            "dir": .string(manager.downloadDirectory),
+            "dir": .string(
+                record.subdirectory.map { manager.downloadDirectory + "/" + $0 } ?? manager.downloadDirectory),
             "files": .array([fileObject(snapshot, status: status)]),
         ]
         if total > 0 {
@@ -79,7 +80,9 @@ extension RPCDispatcher {
         let record = snapshot.record
         let path: String =
             manager.filePath(ofTask: url)
-            ?? (record.fileName ?? record.preferredFileName).map { manager.downloadDirectory + "/" + $0 } ?? ""
+            ?? (record.fileName ?? record.preferredFileName.map(record.inSubdirectory)).map {
+                manager.downloadDirectory + "/" + $0
+            } ?? ""
         let total = record.expectedLength ?? (status == .complete ? snapshot.receivedBytes : 0)
         let completed = status == .complete ? max(snapshot.receivedBytes, total) : snapshot.receivedBytes
         return [

@@ -245,6 +245,7 @@ public struct StoredTask: Sendable, Hashable {
         var maxConnections: Int?
         var speedLimit: Int64?
         var mirrors: [String] = []
+        var subdirectory: String?
 
         static let empty = ExtraFields()
     }
@@ -367,6 +368,12 @@ public struct StoredTask: Sendable, Hashable {
         get { extras.fields.mirrors }
         set { extras.update(\.mirrors, newValue) }
     }
+    /// The folder inside the download directory the file goes in (a relative path); nil for
+    /// the download directory itself.
+    public var subdirectory: String? {
+        get { extras.fields.subdirectory }
+        set { extras.update(\.subdirectory, newValue) }
+    }
 
     /// A task record.
     public init(
@@ -376,7 +383,7 @@ public struct StoredTask: Sendable, Hashable {
         resumeRecord: ResumeRecord? = nil, addedAt: Date, finishedAt: Date? = nil,
         metaInfo: [String: PropertyListValue] = [:], checksum: String? = nil, verification: StoredVerification? = nil,
         checksumURL: String? = nil, verificationRetry: StoredVerificationRetry? = nil, maxConnections: Int? = nil,
-        speedLimit: Int64? = nil, mirrors: [String] = []
+        speedLimit: Int64? = nil, mirrors: [String] = [], subdirectory: String? = nil
     ) {
         urlStringValue = urlString
         fileNameValue = nil
@@ -397,7 +404,7 @@ public struct StoredTask: Sendable, Hashable {
                 displayName: displayName, preferredFileName: preferredFileName, metaInfo: metaInfo,
                 checksum: checksum, verification: verification, checksumURL: checksumURL,
                 verificationRetry: verificationRetry, maxConnections: maxConnections, speedLimit: speedLimit,
-                mirrors: mirrors))
+                mirrors: mirrors, subdirectory: subdirectory))
         self.kind = kind
         self.expectedLength = expectedLength
         self.finishedAt = finishedAt

@@ -44,7 +44,7 @@ public enum StoreFixtures {
     public static func fullTask(_ index: Int = 0) -> StoredTask {
         StoredTask(
             urlString: "https://example.com/files/\(index)/name%20with%20spaces.zip?x=1&y=\"2\"",
-            list: "videos", displayName: "Display ✓ \(index)", fileName: "name with spaces.zip",
+            list: "videos", displayName: "Display ✓ \(index)", fileName: "folder ✓/2026/name with spaces.zip",
             temporaryFileName: ".name with spaces.zip.peregrine", preferredFileName: "preferred.zip",
             kind: .other, mimeType: "application/zip", expectedLength: 9_000_000_000, receivedLength: 1234,
             state: .failed(FailureReason(.httpStatus, httpStatus: 404, message: "Not Found: \"x\"\n")),
@@ -55,7 +55,8 @@ public enum StoreFixtures {
             checksumURL: "https://example.com/SHA256SUMS",
             verificationRetry: StoredVerificationRetry(maxAttempts: 5, mismatchedFile: "delete"), maxConnections: 8,
             speedLimit: 512 << 10,
-            mirrors: ["https://mirror.example.org/files/\(index)/name%20with%20spaces.zip", "http://[::1]:8080/m ✓"])
+            mirrors: ["https://mirror.example.org/files/\(index)/name%20with%20spaces.zip", "http://[::1]:8080/m ✓"],
+            subdirectory: "folder ✓/2026")
     }
 
     public static func task(_ index: Int, state: DownloadState = .pending, received: Int64 = 0) -> StoredTask {

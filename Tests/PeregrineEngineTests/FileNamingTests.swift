@@ -150,13 +150,30 @@ struct FileNamingTests {
         #expect(random.hasPrefix(".peregrine-") && random.hasSuffix(".part"))
     }
 
-    @Test func locationsAreTheDirectoryAndOneSafeComponent() throws {
+    @Test func locationsAreTheDirectoryAndSafeRelativePaths() throws {
         let directory = try DownloadDirectory(path: "/tmp")
         #expect(directory.location(of: "a.bin") == "/tmp/a.bin")
         #expect(directory.location(of: ".peregrine-0000000000000000.part") == "/tmp/.peregrine-0000000000000000.part")
         #expect(directory.location(of: "bücher ü.pdf") == "/tmp/bücher ü.pdf")
-        for unsafe in ["", ".", "..", "a/b", "/etc", "a\u{0}b"] { #expect(directory.location(of: unsafe) == nil) }
+        // A file in a folder (a task's subdirectory).
+        #expect(directory.location(of: "a/b") == "/tmp/a/b")
+        #expect(directory.location(of: "music/2026/...") == "/tmp/music/2026/...")
+        for unsafe in [
+            "", ".", "..", "/etc", "a\u{0}b", "a/", "a//b", "a/./b", "a/../b", "../a", "a/..",
+            String(repeating: "x", count: 256) + "/b", String(repeating: "abcdefg/", count: 400) + "z",
+        ] {
+            #expect(directory.location(of: unsafe) == nil, "\(unsafe.prefix(40))")
+        }
         #expect(directory.location(of: "...") == "/tmp/...")
+    }
+
+    @Test func subdirectoriesAreNormalizedOrRefused() {
+        #expect(DownloadDirectory.normalizedSubdirectory("a//b/") == "a/b")
+        #expect(DownloadDirectory.normalizedSubdirectory("") == "")
+        #expect(DownloadDirectory.normalizedSubdirectory("música ✓") == "música ✓")
+        for refused in ["/abs", "a/../b", "..", ".", "a/./b", "a\u{0}", String(repeating: "y", count: 256)] {
+            #expect(DownloadDirectory.normalizedSubdirectory(refused) == nil, "\(refused.prefix(40))")
+        }
     }
 }
 

@@ -234,7 +234,8 @@ import Testing
             "{port}",
         ]
         let first = try await DaemonProcess(tool, arguments, log: scratch.path("first.log"))
-        let added = try await first.call("aria2.addUri", "[\"\(url)\"]")
+        // In a folder of the root, which the restart keeps.
+        let added = try await first.call("aria2.addUri", "[\"\(url)\"], {\"dir\":\"kept/folder\"}")
         let gid = try #require(added["result"] as? String, "\(added)")
         // Killed once the store holds a resume record past byte 0 (a checkpoint happened): the
         // restart must then continue from there.
@@ -285,6 +286,7 @@ import Testing
         }
         let file = try #require(path, "the download did not complete after the restart: \(second.logText)")
         #expect(try fileSHA256(file) == digest)
+        #expect(file.hasPrefix(scratch.path("downloads") + "/kept/folder/"), "\(file)")
         let requests = ((try? String(contentsOfFile: scratch.path("access.log"), encoding: .utf8)) ?? "")
             .split(separator: "\n").filter { $0.contains("\"GET /slow/big.bin ") }
         #expect(requests.count == 2, "\(requests)")

@@ -222,9 +222,9 @@ import Testing
         #expect(refusedAdd["error"] != nil, "\(refusedAdd)")
         queue.isReachable.store(true, ordering: .relaxed)
 
-        // What the queue cannot carry is refused, not dropped.
+        // What the queue cannot carry is refused, not dropped; so is a dir outside the root.
         for params in [
-            "[\"http://example.com/d.bin\"], {\"dir\":\"sub\"}",
+            "[\"http://example.com/d.bin\"], {\"dir\":\"../outside\"}",
             "[\"http://example.com/d.bin\"], {\"pause\":\"true\"}",
             "[\"http://example.com/d.bin\"], {}, 0",
             "[\"http://example.com/d.bin\", \"not a uri\"]",
@@ -237,12 +237,14 @@ import Testing
         // Mirrors, connections, a speed limit and request headers go with the task.
         let carried = try await call(
             service, "aria2.addUri",
-            #"["http://example.com/m.bin", "HTTP://Mirror.example.com/m.bin"], {"split":"4","max-connection-per-server":"2","max-download-limit":"65536","header":["X-Token: abc"]}"#
+            #"["http://example.com/m.bin", "HTTP://Mirror.example.com/m.bin"], {"split":"4","max-connection-per-server":"2","max-download-limit":"65536","header":["X-Token: abc"],"dir":"sub//deeper/"}"#
         )
         #expect(carried["result"] is String, "\(carried)")
         let queued = try #require(queue.entriesByURL.withLock { $0["http://example.com/m.bin"]?.task })
         #expect(queued.mirrors == ["http://mirror.example.com/m.bin"])
         #expect(queued.maxConnections == 4 && queued.speedLimit == 65536)
+        // The folder, relative: each service places the file in it inside its own root.
+        #expect(queued.subdirectory == "sub/deeper")
         guard case .dictionary(let options) = queued.metaInfo["aria2.options"] else {
             Issue.record("no options in the queued task's meta info: \(queued.metaInfo)")
             return
@@ -259,7 +261,7 @@ import Testing
         #expect(batchResults.allSatisfy { ($0 as? [Any])?.first is String }, "\(batch)")
         #expect(queue.enqueueCalls.withLock { $0 } == [3])
         queue.isReachable.store(false, ordering: .relaxed)
-        let refusedCall = #"{"methodName":"aria2.addUri","params":[["http://example.com/x.bin"],{"dir":"sub"}]}"#
+        let refusedCall = #"{"methodName":"aria2.addUri","params":[["http://example.com/x.bin"],{"dir":"/etc"}]}"#
         let failedBatch = try await call(
             service, "system.multicall",
             "[\(calls.joined(separator: ",").replacingOccurrences(of: "batch", with: "later")),\(refusedCall)]")
@@ -269,7 +271,8 @@ import Testing
         #expect(
             failedResults.prefix(3).allSatisfy { ($0["message"] as? String)?.contains("unreachable") == true },
             "\(failedBatch)")
-        #expect((failedResults[3]["message"] as? String)?.contains("dir") == true, "\(failedBatch)")
+        #expect(
+            (failedResults[3]["message"] as? String)?.contains("outside the download root") == true, "\(failedBatch)")
         #expect(queue.entriesByURL.withLock { $0.keys.filter { $0.contains("later") } }.isEmpty)
 
         // The dashboard's peregrine.addUris goes into the queue too; a list or a pause is refused.

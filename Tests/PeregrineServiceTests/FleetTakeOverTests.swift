@@ -61,7 +61,8 @@ extension FleetDaemonTests {
             let victim = try await service("victim")
             defer { victim.stop() }
             let calls = (0..<Self.files).map {
-                "{\"methodName\":\"aria2.addUri\",\"params\":[[\"\(nginx.httpURL("/large\($0).bin"))\"]]}"
+                // Into a folder of the root, which the task carries through the queue and the take-over.
+                "{\"methodName\":\"aria2.addUri\",\"params\":[[\"\(nginx.httpURL("/large\($0).bin"))\"],{\"dir\":\"taken/over\"}]}"
             }
             let answer = try await victim.call("system.multicall", "[\(calls.joined(separator: ","))]")
             try #require((answer["result"] as? [Any])?.count == Self.files, "\(answer)")
@@ -84,10 +85,11 @@ extension FleetDaemonTests {
                 try await Task.sleep(for: .milliseconds(200))
             }
             for (name, data) in contents {
-                #expect(FileManager.default.contents(atPath: shared + "/" + name) == data, "\(name)")
+                #expect(FileManager.default.contents(atPath: shared + "/taken/over/" + name) == data, "\(name)")
             }
-            let entries = try FileManager.default.contentsOfDirectory(atPath: shared)
+            let entries = try FileManager.default.contentsOfDirectory(atPath: shared + "/taken/over")
             #expect(entries.sorted() == contents.keys.sorted(), "\(entries)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: shared) == ["taken"], "partial files left")
 
             // What nginx sent for the files, against their size.
             let lines = try String(contentsOfFile: accessLog, encoding: .utf8).split(separator: "\n")

@@ -111,6 +111,69 @@ import Testing
         }
     }
 
+    /// `dir` inside the root, as AriaNg sends it with every addUri: the file lands in that folder
+    /// (made as needed), tellStatus and getOption say so, changeOption moves
+    /// a download that has not finished, and a folder outside the root is refused.
+    @Test func dirPlacesTheFileInAFolderOfTheRoot() async throws {
+        let scratch = try TemporaryDirectory(prefix: "peregrine-dir")
+        defer { scratch.remove() }
+        try await ServiceRig.with { rig in
+            try rig.serve("/dir/a.bin", count: 3000, seed: 41)
+            try rig.serve("/dir/b.bin", count: 4000, seed: 42)
+            let events = rig.manager.events()
+            let gid = try #require(
+                try await rig.result(
+                    "aria2.addUri", "[\"\(rig.server.httpURL("/dir/a.bin"))\"], {\"dir\":\"music//2026/\"}")
+                    as? String)
+            let url = rig.server.httpURL("/dir/a.bin")
+            _ = await ServiceRig.await(events) {
+                if case .finished(url, _) = $0 { return true }
+                return false
+            }
+            let folder = rig.manager.downloadDirectory + "/music/2026"
+            #expect(FileManager.default.contents(atPath: folder + "/a.bin")?.count == 3000)
+            let status = try #require(try await rig.result("aria2.tellStatus", "\"\(gid)\"") as? [String: Any])
+            #expect(status["dir"] as? String == folder, "\(status)")
+            let files = status["files"] as? [[String: Any]]
+            #expect(files?.first?["path"] as? String == folder + "/a.bin", "\(status)")
+            let options = try #require(try await rig.result("aria2.getOption", "\"\(gid)\"") as? [String: String])
+            #expect(options["dir"] == folder, "\(options)")
+
+            // Paused before it starts, moved, then resumed: it lands in the new folder.
+            let second = try #require(
+                try await rig.result(
+                    "aria2.addUri",
+                    "[\"\(rig.server.httpURL("/dir/b.bin"))\"], {\"dir\":\"first\",\"pause\":\"true\"}") as? String)
+            #expect(
+                try await rig.result(
+                    "aria2.changeOption", "\"\(second)\", {\"dir\":\"\(rig.manager.downloadDirectory)/second\"}")
+                    as? String == "OK")
+            let secondURL = rig.server.httpURL("/dir/b.bin")
+            _ = try await rig.result("aria2.unpause", "\"\(second)\"")
+            _ = await ServiceRig.await(events) {
+                if case .finished(secondURL, _) = $0 { return true }
+                return false
+            }
+            #expect(
+                FileManager.default.contents(atPath: rig.manager.downloadDirectory + "/second/b.bin")?.count == 4000)
+            #expect(!FileManager.default.fileExists(atPath: rig.manager.downloadDirectory + "/first/b.bin"))
+            // A finished download's file stays where it is.
+            let moved = try await rig.call("aria2.changeOption", "\"\(gid)\", {\"dir\":\"elsewhere\"}")
+            #expect(moved["error"] != nil, "\(moved)")
+
+            // Outside the root, also through a symbolic link: refused, nothing added.
+            try FileManager.default.createSymbolicLink(
+                atPath: rig.manager.downloadDirectory + "/escape", withDestinationPath: scratch.path)
+            for dir in ["../outside", "/etc", "escape/inner"] {
+                let refused = try await rig.call(
+                    "aria2.addUri", "[\"\(rig.server.httpURL("/dir/c.bin"))\"], {\"dir\":\"\(dir)\"}")
+                #expect(refused["error"] != nil, "\(dir): \(refused)")
+            }
+            #expect(rig.manager.engine.task(rig.server.httpURL("/dir/c.bin")) == nil)
+            #expect((try? FileManager.default.contentsOfDirectory(atPath: scratch.path)) == [])
+        }
+    }
+
     @Test func maxTriesAndRetryWaitBoundTheRetries() async throws {
         try await ServiceRig.with { rig in
             let url = rig.server.httpURL("/unavailable.bin")

@@ -41,8 +41,13 @@ import Testing
         #expect(code("escape") == .outsideRoot)
         #expect(code("escape/deeper/not-yet") == .outsideRoot)
         #expect(code(root + "x") == .outsideRoot)
-        #expect(code("inner") == .subdirectoryUnsupported)
-        #expect(code("new/directory") == .subdirectoryUnsupported)
+        // Folders inside the root, existing or not, are the downloads' subdirectories.
+        #expect(code("inner") == nil)
+        #expect(try confinement.subdirectory("inner") == "inner")
+        #expect(try confinement.subdirectory(root + "/new//directory/") == "new/directory")
+        #expect(try confinement.subdirectory(".") == nil)
+        #expect(try confinement.subdirectory(root) == nil)
+        #expect(try confinement.subdirectory("inner/./deeper") == "inner/deeper")
     }
 
     @Test func outMustBeOneFileNameAndNotASymlink() throws {

@@ -167,6 +167,22 @@ def main():
         if api.client.get_option(gid).get("split") != "2":
             fail(f"getOption does not report split=2: {api.client.get_option(gid)}")
 
+        step("adds a download into a folder of the download directory (dir), as AriaNg does")
+        root = api.client.get_global_option()["dir"].rstrip("/")
+        folder = f"{root}/aria2p-folder/inner"
+        placed = api.add_uris([f"{arguments.base_url}/{first_name}?into-a-folder"], options={"dir": folder})
+        wait_for("the download into a folder to complete", lambda: status_of(api, placed.gid) == "complete")
+        notifications.wait("complete", placed.gid)
+        stopped_order.append(placed.gid)
+        placed_status = api.client.tell_status(placed.gid, ["dir", "files"])
+        placed_path = placed_status["files"][0]["path"]
+        if placed_status["dir"] != folder or not placed_path.startswith(folder + "/"):
+            fail(f"a download with dir={folder} is at {placed_status['dir']}, {placed_path}")
+        if sha256(placed_path) != first_sha:
+            fail(f"SHA-256 of {placed_path} does not match")
+        if api.client.get_option(placed.gid).get("dir") != folder:
+            fail(f"getOption does not report dir={folder}: {api.client.get_option(placed.gid).get('dir')}")
+
         step(f"adds {arguments.big} paused, unpauses, pauses, unpauses and removes it")
         big = api.add_uris([f"{arguments.base_url}/{arguments.big}"], options={"pause": "true"})
         if status_of(api, big.gid) != "paused":
