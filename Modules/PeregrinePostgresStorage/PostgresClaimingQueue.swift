@@ -189,9 +189,11 @@ public final class PostgresClaimingQueue: ClaimingTaskQueue {
         let lists = unique.map(\.list)
         let received = unique.map(\.receivedLength)
         let hashes = unique.map { Int64(bitPattern: QueueKeyHash.of($0.urlString)) }
+        // Pending, or paused (aria2's `pause` at addition): claimed by nobody until resumed.
+        let states = unique.map { $0.state == .paused ? "paused" : "pending" }
         let records = unique.map { task -> String in
             var task = task
-            task.state = .pending
+            if task.state != .paused { task.state = .pending }
             return PostgresRecordCoding.text(.putTask(task))
         }
         let what = "cannot add \(tasks.count) tasks to the queue \(queue) in"
@@ -202,11 +204,12 @@ public final class PostgresClaimingQueue: ClaimingTaskQueue {
                     """
                     INSERT INTO peregrine_tasks
                         (store, url, added_order, list, state, received_length, record, url_hash)
-                    SELECT \(queue), u.url, nextval('peregrine_task_order'), u.list, 'pending', u.received, u.record,
+                    SELECT \(queue), u.url, nextval('peregrine_task_order'), u.list, u.state, u.received, u.record,
                         u.hash
                     FROM unnest(
-                        \(urls)::text[], \(lists)::text[], \(received)::int8[], \(records)::text[], \(hashes)::int8[]
-                    ) WITH ORDINALITY AS u(url, list, received, record, hash, n)
+                        \(urls)::text[], \(lists)::text[], \(received)::int8[], \(records)::text[], \(hashes)::int8[],
+                        \(states)::text[]
+                    ) WITH ORDINALITY AS u(url, list, received, record, hash, state, n)
                     ORDER BY u.n
                     ON CONFLICT (store, url) DO NOTHING
                     RETURNING url

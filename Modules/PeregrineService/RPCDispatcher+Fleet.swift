@@ -14,7 +14,7 @@ extension RPCDispatcher {
     /// (`http-passwd`), which the shared database would hold in the clear. `dir` is the root
     /// (the only one `addUri` accepts), which every service of the fleet shares: not carried.
     static func fleetCarries(_ option: String) -> Bool {
-        option != "pause" && !Aria2Option.isSecret(option)
+        !Aria2Option.isSecret(option)
     }
 
     /// `aria2.addUri` on a service of a fleet (``RPCServiceConfiguration/fleetQueue``): the URL
@@ -52,6 +52,8 @@ extension RPCDispatcher {
             checksum: options.values["checksum"])
         task.mirrors = mirrorKeys
         task.subdirectory = subdirectory
+        // Paused in the queue itself: no service claims it until a client unpauses it.
+        if options.values.removeValue(forKey: "pause") == "true" { task.state = .paused }
         task.maxConnections = connections(options, servers: 1 + mirrorKeys.count)
         task.speedLimit = speedLimit(options)?.bytesPerSecond
         if !options.values.isEmpty {

@@ -30,7 +30,8 @@ public protocol ClaimingTaskQueue: AnyObject, Sendable {
     /// How long a claim or a renewal holds a task without a further renewal.
     var leaseDuration: Duration { get }
 
-    /// Adds tasks as `pending`; returns the URLs added (a URL already queued is left as it is).
+    /// Adds tasks as `pending`, or `paused` when they are (no owner claims a paused task until
+    /// it is resumed); returns the URLs added (a URL already queued is left as it is).
     func enqueue(_ tasks: [StoredTask]) throws(StoreError) -> [String]
     /// Claims up to `limit` tasks for ``owner``, oldest first.
     func claim(limit: Int) throws(StoreError) -> [TaskLease]

@@ -193,6 +193,20 @@ struct PostgresClaimingQueueTests {
         #expect(again.first { $0.task.urlString == held[0].urlString }?.task.receivedLength == 123)
     }
 
+    @Test func aTaskAddedPausedIsClaimedOnlyOnceResumed() async throws {
+        let (_, _, connection) = try await SharedPostgres.freshDatabase("paused")
+        let queue = try PostgresClaimingQueue(queue: "q", connectionString: connection, owner: "only")
+        defer { queue.close() }
+        var paused = StoreFixtures.task(1)
+        paused.state = .paused
+        #expect(try queue.enqueue([paused, StoreFixtures.task(2)]).count == 2)
+        #expect(try queue.entries([paused.urlString])[paused.urlString]?.task.state == .paused)
+        #expect(try queue.claim(limit: 10).map(\.task.urlString) == [StoreFixtures.task(2).urlString])
+        #expect(try queue.claim(limit: 10).isEmpty)
+        #expect(try queue.control([paused.urlString], .resume) == [paused.urlString])
+        #expect(try queue.claim(limit: 10).map(\.task.urlString) == [paused.urlString])
+    }
+
     /// What every owner sees without claiming: pages of waiting, held and ended tasks (aria2's
     /// paging, negative offsets included), the counts, and the endings in the order they
     /// happened, with a wake-up for a follower when another owner finishes.

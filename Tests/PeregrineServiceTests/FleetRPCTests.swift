@@ -225,7 +225,6 @@ import Testing
         // What the queue cannot carry is refused, not dropped; so is a dir outside the root.
         for params in [
             "[\"http://example.com/d.bin\"], {\"dir\":\"../outside\"}",
-            "[\"http://example.com/d.bin\"], {\"pause\":\"true\"}",
             "[\"http://example.com/d.bin\"], {}, 0",
             "[\"http://example.com/d.bin\", \"not a uri\"]",
         ] {
@@ -245,6 +244,13 @@ import Testing
         #expect(queued.maxConnections == 4 && queued.speedLimit == 65536)
         // The folder, relative: each service places the file in it inside its own root.
         #expect(queued.subdirectory == "sub/deeper")
+
+        // Added paused: paused in the queue, where no service claims it until it is unpaused.
+        let pausedAdd = try await call(service, "aria2.addUri", #"["http://example.com/p.bin"], {"pause":"true"}"#)
+        let pausedGID = try #require(pausedAdd["result"] as? String, "\(pausedAdd)")
+        #expect(queue.entriesByURL.withLock { $0["http://example.com/p.bin"]?.task.state } == .paused)
+        #expect(try await status(service, pausedGID)["status"] as? String == "paused")
+        queue.entriesByURL.withLock { _ = $0.removeValue(forKey: "http://example.com/p.bin") }
         guard case .dictionary(let options) = queued.metaInfo["aria2.options"] else {
             Issue.record("no options in the queued task's meta info: \(queued.metaInfo)")
             return
