@@ -20,12 +20,13 @@ import Testing
     }
 
     enum Server: String, CaseIterable, CustomTestStringConvertible {
-        case peregrine, aria2c
+        case peregrine, aria2c, fleet
         var testDescription: String { rawValue }
     }
 
     /// The same aria2p script passes against both servers: Peregrine's service is driven
-    /// unchanged by a client written for aria2.
+    /// unchanged by a client written for aria2. A service of a fleet (its own PostgreSQL) runs
+    /// the script's download into a folder (`dir`), as AriaNg adds them.
     @Test(arguments: Server.allCases)
     func theAria2pScriptPasses(against server: Server) async throws {
         let python = try ChildProcess.executable(named: "python3", debianPackage: "python3")
@@ -47,6 +48,8 @@ import Testing
         let downloads = scratch.path("downloads-\(server.rawValue)")
         try FileManager.default.createDirectory(atPath: downloads, withIntermediateDirectories: true)
         let daemon: DaemonProcess
+        var postgres: PostgresServer?
+        defer { postgres?.stop() }
         switch server {
         case .peregrine:
             let tool = try #require(Self.peregrine, "no peregrine binary beside the tests: build with --build-tests")
@@ -56,6 +59,19 @@ import Testing
                     "daemon", "--dir", downloads, "--state", scratch.path("state"), "--rpc-listen-port", "{port}",
                     "--rpc-secret", secret,
                 ], log: scratch.path("daemon.log"))
+        case .fleet:
+            let tool = try #require(Self.peregrine, "no peregrine binary beside the tests: build with --build-tests")
+            let database = try PostgresServer()
+            postgres = database
+            try await database.start()
+            try await database.createDatabase("compat")
+            daemon = try await DaemonProcess(
+                tool,
+                [
+                    "daemon", "--dir", downloads, "--state", scratch.path("state"), "--rpc-listen-port", "{port}",
+                    "--rpc-secret", secret,
+                ], log: scratch.path("daemon.log"),
+                environment: ["PEREGRINE_STORE": database.connectionString(database: "compat")])
         case .aria2c:
             let aria2c = try ChildProcess.executable(named: "aria2c", debianPackage: "aria2")
             daemon = try await DaemonProcess(
@@ -71,6 +87,7 @@ import Testing
             [
                 Self.repository + "/Tests/RPC/aria2p_compat.py", "--port", String(daemon.port), "--secret", secret,
                 "--base-url", nginx.httpBaseURL, "--big", "slow/big.bin",
+                "--scenario", server == .fleet ? "dir" : "full",
             ] + files, allowFailure: true)
         print(result.text)
         #expect(result.status == 0, "\(result.text)\n\(result.errorText)\n\(daemon.logText)")
