@@ -24,6 +24,12 @@ packages=(
                          # (run as nobody through util-linux's setpriv when the tests run as root)
     bsdutils             # script(1): the pseudo-terminal of the progress-line test
     ca-certificates
+    dpkg-dev             # dpkg-deb and dpkg-shlibdeps: the Debian packages (Scripts/package.sh)
+    fakeroot             # root-owned files in those packages without root
+    lintian              # their check
+    man-db               # man -l of the packaged pages (Scripts/package-test.sh)
+    bash-completion      # the packaged completions, loaded in bash
+    adduser              # the packaged service's user
     "$@"
 )
 

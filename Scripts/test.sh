@@ -72,3 +72,8 @@ bash Scripts/fuzz.sh --runs "${PEREGRINE_FUZZ_RUNS:-30000}"
 # after the controls that prove a planted race and a planted lock-order inversion are reported.
 # The parsers under AddressSanitizer: bash Scripts/sanitize.sh --address
 bash Scripts/sanitize.sh --thread
+
+# The Debian packages (Docs/Packaging.md): built for release, checked by lintian, installed on
+# this machine, used (a download, man pages, completions, peregrined as the packaged user driven
+# by aria2p), removed and purged. Needs root, as the dependency installation above.
+bash Scripts/package-test.sh

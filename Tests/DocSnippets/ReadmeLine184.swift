@@ -5,8 +5,8 @@
 
 import PeregrineMockTransport
 
-// README.md:167
-func snippetReadmeLine167() async throws {
+// README.md:184
+func snippetReadmeLine184() async throws {
     let server = MockServer()
     server.setRoute(.file(.generated(seed: 1, count: 10_000_000), entityTag: .fixed("\"v1\"")), for: "/a.bin")
     server.setRoute(MockRoute.file(.generated(seed: 2, count: 1_000)).faulting(.dropAfter(bytes: 500)), for: "/flaky")

@@ -5,8 +5,8 @@
 
 import Peregrine
 
-// README.md:84
-func snippetReadmeLine84() async throws {
+// README.md:101
+func snippetReadmeLine101() async throws {
     let manager = try DownloadManager.manager(identifier: "main")   // loads its store, repairs after a crash
     manager.maxDownloadCount = 3
     try manager.download(["https://example.org/a.iso", "https://example.org/b.pdf"])

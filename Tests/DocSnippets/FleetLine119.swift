@@ -7,8 +7,8 @@ import Peregrine
 import PeregrineFleet
 import PeregrinePostgresStorage
 
-// Docs/Fleet.md:116
-func snippetFleetLine116() async throws {
+// Docs/Fleet.md:119
+func snippetFleetLine119() async throws {
     var configuration = DownloadManager.Configuration(
         downloadDirectory: "/srv/downloads", stateDirectory: "/var/lib/peregrine/a")
     configuration.maxDownloadCount = 8

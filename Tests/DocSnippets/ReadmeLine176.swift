@@ -7,8 +7,8 @@ import PeregrineCurlTransport
 import PeregrineEngine
 import PeregrineTransport
 
-// README.md:159
-func snippetReadmeLine159() async throws {
+// README.md:176
+func snippetReadmeLine176() async throws {
     var request = try TransferRequest(url: "https://example.org/big.iso")
     let bytesOnDisk: Int64 = 0
     let firstHead: ResponseHead! = nil

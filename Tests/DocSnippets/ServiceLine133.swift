@@ -7,8 +7,8 @@ import Peregrine
 import PeregrineService
 import ServiceLifecycle
 
-// Docs/Service.md:132
-func snippetServiceLine132() async throws {
+// Docs/Service.md:133
+func snippetServiceLine133() async throws {
     let downloads = "/srv/downloads"
     let state = "/var/lib/peregrine"
     let secret = "a long random token"

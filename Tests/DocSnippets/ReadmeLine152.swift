@@ -7,8 +7,8 @@ import PeregrineCurlTransport
 import PeregrineEngine
 import PeregrineTransport
 
-// README.md:135
-func snippetReadmeLine135() async throws {
+// README.md:152
+func snippetReadmeLine152() async throws {
     let transport = CurlTransport()
     defer { transport.shutdown() }
 

@@ -7,8 +7,8 @@ import Peregrine
 import PeregrineFleet
 import PeregrinePostgresStorage
 
-// Docs/Fleet.md:222
-func snippetFleetLine222() async throws {
+// Docs/Fleet.md:225
+func snippetFleetLine225() async throws {
     let queue = try PostgresClaimingQueue(queue: "downloads", connectionString: "postgresql://db.internal/peregrine")
     try queue.setLimits(PostgresClaimingQueue.Limits(maxDownloads: 20, maxConnectionsPerOrigin: 8))
     _ = queue
