@@ -126,9 +126,8 @@ public struct DownloadDirectory: Sendable, Hashable, CustomStringConvertible {
 
     /// Makes the folders of a relative `name` (`a/b/file`: `a`, then `a/b`) inside the
     /// directory. A component that exists must be a directory, not a symbolic link, so that
-    /// nothing is placed outside the directory. Returns the folders made, parents first.
-    func makeParents(of name: String) throws(FailureReason) -> [String] {
-        var made: [String] = []
+    /// nothing is placed outside the directory.
+    func makeParents(of name: String) throws(FailureReason) {
         var relative = ""
         let components = name.split(separator: "/")
         for component in components.dropLast() {
@@ -148,9 +147,7 @@ public struct DownloadDirectory: Sendable, Hashable, CustomStringConvertible {
             if lstat(full, &status) != 0 || status.st_mode & S_IFMT != S_IFDIR {
                 throw FailureReason(.fileSystem, message: "\(full) is not a directory")
             }
-            made.append(relative)
         }
-        return made
     }
 
     /// The folder part of a relative name (`a/b` of `a/b/file`), nil for a name in the
@@ -232,7 +229,7 @@ public struct DownloadDirectory: Sendable, Hashable, CustomStringConvertible {
         temporary: String?, as name: String, policy: FileConflictPolicy, counters: inout [String: Int]
     ) throws(FailureReason) -> Placement {
         guard location(of: name) != nil else { throw Self.unsafe(name) }
-        if name.utf8.contains(UInt8(ascii: "/")) { _ = try makeParents(of: name) }
+        if name.utf8.contains(UInt8(ascii: "/")) { try makeParents(of: name) }
         switch policy {
         case .replace:
             let source: String

@@ -266,7 +266,8 @@ extension FleetDaemonTests {
             try #require(started, "the downloads did not start: \(daemon.logText)")
 
             kill(daemon.process.processIdentifier, SIGTERM)
-            let draining = try await eventually { daemon.logText.contains("draining for up to") }
+            // The service's own line, logged once the drain holds (not the signal's, just before).
+            let draining = try await eventually { daemon.logText.contains("no download starts any more") }
             try #require(draining, "\(daemon.logText)")
             // Still serving while it drains, but no longer ready for new work.
             let ready = try await MetricsTests.get(daemon.port, "/readyz")
