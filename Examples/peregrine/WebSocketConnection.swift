@@ -122,6 +122,7 @@ final class WebSocketConnection: @unchecked Sendable {
             let sent = bytes[offset...].withUnsafeBytes {
                 Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
             }
+            if sent < 0, errno == EINTR { continue }  // a signal, not the end
             if sent <= 0 { return }
             offset += sent
         }
@@ -129,7 +130,10 @@ final class WebSocketConnection: @unchecked Sendable {
 
     private func fill() -> Bool {
         var chunk = [UInt8](repeating: 0, count: 65536)
-        let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        var count: Int
+        repeat {
+            count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        } while count < 0 && errno == EINTR
         guard count > 0 else { return false }
         buffer += chunk[0..<count]
         return true

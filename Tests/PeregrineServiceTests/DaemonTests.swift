@@ -514,7 +514,10 @@ import Testing
         func receive() async throws -> String {
             try await onOwnThread { () -> String in
                 var bytes = [UInt8](repeating: 0, count: 4096)
-                let count = bytes.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                var count: Int
+                repeat {
+                    count = bytes.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                } while count < 0 && errno == EINTR  // a signal interrupts a socket with a timeout
                 return count > 0 ? String(decoding: bytes[0..<count], as: UTF8.self) : ""
             }
         }
@@ -526,7 +529,7 @@ import Testing
     @discardableResult
     private func serve(_ server: NginxServer, _ path: String, count: Int, seed: UInt64) throws -> String {
         var random = SeededRandom(seed: seed)
-        let bytes = Data((0..<count).map { _ in UInt8.random(in: 0...255, using: &random) })
+        let bytes = Data(random.bytes(count))
         let file = server.documentPath(path)
         try FileManager.default.createDirectory(
             atPath: (file as NSString).deletingLastPathComponent, withIntermediateDirectories: true)

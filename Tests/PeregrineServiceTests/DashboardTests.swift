@@ -178,7 +178,7 @@ import Testing
     @discardableResult
     private func serve(_ server: NginxServer, _ path: String, count: Int, seed: UInt64) throws -> String {
         var random = SeededRandom(seed: seed)
-        let bytes = Data((0..<count).map { _ in UInt8.random(in: 0...255, using: &random) })
+        let bytes = Data(random.bytes(count))
         let file = server.documentPath(path)
         try FileManager.default.createDirectory(
             atPath: (file as NSString).deletingLastPathComponent, withIntermediateDirectories: true)

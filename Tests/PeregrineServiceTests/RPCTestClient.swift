@@ -59,6 +59,9 @@ final class RPCTestClient: @unchecked Sendable {
             let sent = bytes[offset...].withUnsafeBytes {
                 Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
             }
+            // A socket with a timeout is interrupted by any signal (SIGCHLD from another test's
+            // process), whatever SA_RESTART says.
+            if sent < 0, errno == EINTR { continue }
             if sent <= 0 { return }
             offset += sent
         }
@@ -67,7 +70,10 @@ final class RPCTestClient: @unchecked Sendable {
     /// Reads more bytes into the buffer; false at the end of the stream or a timeout.
     private func fill() -> Bool {
         var chunk = [UInt8](repeating: 0, count: 65536)
-        let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        var count: Int
+        repeat {
+            count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        } while count < 0 && errno == EINTR  // see send(_:)
         guard count > 0 else { return false }
         buffer += chunk[0..<count]
         return true

@@ -654,7 +654,7 @@ import Testing
                 let batch = client.receiveText() ?? ""
                 guard batch.utf8.count > 16384,
                     (try? JSONSerialization.jsonObject(with: Data(batch.utf8)) as? [Any])?.count == 300
-                else { return ["bad batch answer of \(batch.utf8.count) bytes"] }
+                else { return received + ["bad batch answer of \(batch.utf8.count) bytes"] }
                 // A message over the 2 MiB bound gets the size error as its answer, and the
                 // connection goes on.
                 let padding = String(repeating: "x", count: 3 << 20)

@@ -21,7 +21,7 @@ import Testing
         defer { server.stop() }
         let size = 3 << 20
         var generator = SeededRandom(seed: 0x5eed)
-        let content = Data((0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        let content = Data(generator.bytes(size))
         try content.write(to: URL(fileURLWithPath: server.documentPath("/big.bin")))
         let expected = try await Self.sha256(of: server.documentPath("/big.bin"))
         let url = server.httpURL("/big.bin")
@@ -120,7 +120,7 @@ import Testing
         for index in 0..<6 {
             let name = "/file\(index).bin"
             let size = (512 << 10 + index * 100_003) * max(1, rounds / 20)
-            let content = Data((0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) })
+            let content = Data(generator.bytes(size))
             try content.write(to: URL(fileURLWithPath: server.documentPath(name)))
             urls.append(server.httpURL(name))
             served[server.httpURL(name)] = try await Self.sha256(of: server.documentPath(name))
