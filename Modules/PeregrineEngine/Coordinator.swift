@@ -33,6 +33,8 @@ package final class Coordinator: @unchecked Sendable {
     /// Owned by the thread inside: how deep its steps are nested, and what runs after them.
     private var depth = 0
     private var outbox: [@Sendable () -> Void] = []
+    /// Work for the end of the outermost step, still inside it (see ``atStepEnd(_:)``).
+    private var endings: [() -> Void] = []
 
     package init() {
         mutex = .allocate(capacity: 1)
@@ -61,8 +63,18 @@ package final class Coordinator: @unchecked Sendable {
         depth = 1
     }
 
-    /// Ends a step; the outermost one opens the coordinator, then runs the outbox in order.
+    /// Ends a step; the outermost one runs its ``atStepEnd(_:)`` work, opens the coordinator,
+    /// then runs the outbox in order.
     package func leave() {
+        if depth == 1, !endings.isEmpty {
+            // Still inside: the work may take nested steps and add to the outbox, or more work
+            // for the end.
+            while !endings.isEmpty {
+                let work = endings
+                endings = []
+                for item in work { item() }
+            }
+        }
         depth -= 1
         guard depth == 0 else { return }
         let work = outbox
@@ -70,6 +82,17 @@ package final class Coordinator: @unchecked Sendable {
         owner.store(0, ordering: .relaxed)
         pthread_mutex_unlock(mutex)
         for item in work { item() }
+    }
+
+    /// Whether the calling thread's step is nested in another of its steps. Inside a step only.
+    package var isNested: Bool { depth > 1 }
+
+    /// Runs `work` at the end of the calling thread's outermost step, before the step ends (so
+    /// it may read and change the state), in the order given: for what several nested steps
+    /// gather and hand over once (the engine's section of a queue's operation). Inside a step
+    /// only.
+    package func atStepEnd(_ work: @escaping () -> Void) {
+        endings.append(work)
     }
 
     /// Whether the calling thread's step is outermost and has nothing in the outbox: its

@@ -160,29 +160,72 @@ public final class DownloadEngine: Sendable {
     /// ends: the observers get the section's events and record changes (numbered, so that they
     /// can restore the order across threads), transfers are controlled and started, and
     /// handlers called. The engine's own event stream gets the events in the step, in order.
+    ///
+    /// Steps nested in a larger one (a queue's operation that calls the engine several times)
+    /// make one section together: a task they all change is recorded once, as it is at the end.
     @discardableResult
     func perform<Result: Sendable>(_ body: (inout EngineState, inout Effects) -> Result) -> Result {
         let coordinator = state.coordinator
         coordinator.enter()
+        if coordinator.isNested { return performNested(body) }
         let (result, effects) = state.withinStep { state -> (Result, Effects) in
             var effects = Effects()
-            effects.tracksRecords = configuration.recordObserver != nil || configuration.sectionObserver != nil
+            effects.tracksRecords = tracksRecords
             let result = body(&state, &effects)
-            finish(&state, &effects)
-            broadcaster.yield(effects.events)
-            if !effects.recordChanges.isEmpty { unrecordedSections.add(1, ordering: .relaxed) }
+            refill(&state, &effects)
+            seal(&state, &effects)
             return (result, effects)
         }
         if coordinator.endsWithEmptyOutbox {
             coordinator.leave()
             runAndCount(effects)
         } else {
-            // Nested in a larger step (a queue's operation): its effects wait for that step's
-            // end, after what it decided before.
             coordinator.afterStep { [self] in runAndCount(effects) }
             coordinator.leave()
         }
         return result
+    }
+
+    /// A step nested in a larger one (entered already): its effects join the outer step's
+    /// section, which is sealed at the outer step's end and runs from the outbox where the
+    /// first nested step put it (after what the outer step decided before, as its own would).
+    private func performNested<Result: Sendable>(_ body: (inout EngineState, inout Effects) -> Result) -> Result {
+        let coordinator = state.coordinator
+        let (result, opened) = state.withinStep { state -> (Result, MergedSection?) in
+            var opened: MergedSection?
+            let merged: MergedSection
+            if let current = state.merged {
+                merged = current
+            } else {
+                merged = MergedSection()
+                merged.effects.tracksRecords = tracksRecords
+                state.merged = merged
+                opened = merged
+            }
+            let result = body(&state, &merged.effects)
+            // Slots are filled at once, as in an outer step: what the next nested step reads
+            // of the state is what it would be had this one been a step of its own.
+            refill(&state, &merged.effects)
+            return (result, opened)
+        }
+        if let merged = opened {
+            coordinator.afterStep { [self] in
+                if merged.isSealed { runAndCount(merged.effects) }
+            }
+            coordinator.atStepEnd { [self] in
+                state.withinStep { state in
+                    state.merged = nil
+                    seal(&state, &merged.effects)
+                }
+                merged.isSealed = true
+            }
+        }
+        coordinator.leave()
+        return result
+    }
+
+    private var tracksRecords: Bool {
+        configuration.recordObserver != nil || configuration.sectionObserver != nil
     }
 
     private func runAndCount(_ effects: Effects) {
@@ -190,14 +233,21 @@ public final class DownloadEngine: Sendable {
         if !effects.recordChanges.isEmpty { unrecordedSections.subtract(1, ordering: .releasing) }
     }
 
-    /// The end of every locked section: fill freed slots, then collect the record changes and
-    /// number the section when the observers get something from it.
-    private func finish(_ state: inout EngineState, _ effects: inout Effects) {
+    /// The end of every step: fill freed slots.
+    private func refill(_ state: inout EngineState, _ effects: inout Effects) {
         var guardCount = 0
         while let list = effects.refill.popFirst(), guardCount < 1_000_000 {
             guardCount += 1
             fillSlots(list, &state, &effects)
         }
+    }
+
+    /// The end of a section (a step, or the steps nested in one): the engine's stream gets its
+    /// events; its record changes are collected, and it is numbered when the observers get
+    /// something from it.
+    private func seal(_ state: inout EngineState, _ effects: inout Effects) {
+        broadcaster.yield(effects.events)
+        defer { if !effects.recordChanges.isEmpty { unrecordedSections.add(1, ordering: .relaxed) } }
         let whole = configuration.sectionObserver != nil
         let records = (whole || configuration.recordObserver != nil) && !effects.dirtyKeys.isEmpty
         let events = (whole || configuration.eventObserver != nil) && !effects.events.isEmpty

@@ -84,6 +84,8 @@ struct EngineState: Sendable {
     /// The last number given to a locked section with something for the observers: its record
     /// changes' ``TaskRecordChange/sequence`` and its events' section number.
     var nextRecordSequence: UInt64 = 0
+    /// The section the steps nested in the current outer step gather their effects in.
+    var merged: MergedSection?
     /// Temporary names are `base + n × odd constant`: distinct for every n (an odd factor is a
     /// bijection modulo 2⁶⁴), random across engines, and no system call per task.
     let temporaryNameBase = UInt64.random(in: 0...UInt64.max)
@@ -169,6 +171,14 @@ struct Effects: Sendable {
     }
 
     private static let dirtyScanLimit = 16
+}
+
+/// The effects of the steps nested in one outer step (see `DownloadEngine.perform`). Touched by
+/// the thread inside the step, then by the same thread running the step's outbox.
+final class MergedSection: @unchecked Sendable {
+    var effects = Effects()
+    /// The outer step ended and sealed the section: it runs from the outbox.
+    var isSealed = false
 }
 
 /// A temporary name still linked to the file placed from it, until the task's record is durable.

@@ -5,13 +5,9 @@ import PeregrineEngine
 /// exits, say — finds it saved. The events after a held one wait behind it, to keep their order.
 ///
 /// The engine announces a change before it hands the record to the store; the store says when
-/// the ending is recorded (synced, or superseded by a later record). Not thread-safe: use it
+/// the section that announced the ending is recorded (synced, or superseded by a later record). Not thread-safe: use it
 /// from one thread at a time, in the order of the events (the queue's ``OrderedDrain``).
 package struct EndingGate: Sendable {
-    /// The state of each task whose last record is an ending: a task's other states are never
-    /// compared, and a service holds thousands of paused tasks (48 bytes of state and a slot
-    /// each).
-    private var endedStates: [String: DownloadState] = [:]
     private var parked: [String: [(event: EngineEvent, ending: Int?)]] = [:]
     /// How many endings of each task were announced…
     private var announced: [String: Int] = [:]
@@ -40,23 +36,14 @@ package struct EndingGate: Sendable {
         return true
     }
 
-    /// How many endings each task's records in `changes` (a section's, in order) announce for
-    /// the first time: a task recorded as failed, then as failed again, announces one.
-    package mutating func endings(in changes: [TaskRecordChange]) -> [String: Int] {
+    /// How many endings of each task a section's events announce: the section's record
+    /// changes, once synced, record them all (a task's record is the latest of the section).
+    package static func endings(in events: [EngineEvent]) -> [String: Int] {
         var endings: [String: Int] = [:]
-        for change in changes {
-            let url = change.urlString
-            switch change.kind {
-            case .upsert(let record):
-                switch record.state {
-                case .finished, .failed:
-                    if endedStates[url] != record.state { endings[url, default: 0] += 1 }
-                    endedStates[url] = record.state
-                default:
-                    if !endedStates.isEmpty { endedStates[url] = nil }
-                }
-            case .remove:
-                endedStates[url] = nil
+        for event in events {
+            switch event {
+            case .finished, .failed: endings[event.urlString, default: 0] += 1
+            default: break
             }
         }
         return endings

@@ -195,7 +195,9 @@ final class StoreRecorder: EngineSectionObserver {
                     published?()
                 }
             }
-            let written = SyncBatch.$current.withValue(batch) { write(changes, engineWaits: whenDurable) }
+            let written = SyncBatch.$current.withValue(batch) {
+                write(changes, endings: EndingGate.endings(in: events), engineWaits: whenDurable)
+            }
             guard let published else { return written }
             guard let written else { return published }
             return {
@@ -207,9 +209,8 @@ final class StoreRecorder: EngineSectionObserver {
     }
 
     private func write(
-        _ changes: [TaskRecordChange], engineWaits: (@Sendable () -> Void)?
+        _ changes: [TaskRecordChange], endings: [String: Int], engineWaits: (@Sendable () -> Void)?
     ) -> (@Sendable () -> Void)? {
-        let endings = gate.withLock { $0.endings(in: changes) }
         let storeChanges =
             delegate?.storeChanges(for: changes)
             ?? changes.map { change in

@@ -61,16 +61,29 @@ extension DownloadQueueing {
     /// callers that know nothing of sections — aria2's `addUri`, a command line — where
     /// ``download(_:in:successOrFailHandler:)-([DownloadItem],_,_)`` keeps SDE's refusal.
     ///
+    /// `metaInfo` gives new tasks their meta info (by URL string), recorded with the task
+    /// itself: one write to the store where adding and then updating the meta info makes two.
+    ///
     /// - Returns: what the engine did with each URL (added, duplicate, invalid) and the new
     ///   tasks' locations.
     @discardableResult
     public func downloadInAnyMode(
         _ items: [DownloadItem], in list: DownloadListKey = .default,
+        metaInfo: [String: [String: PropertyListValue]] = [:],
         successOrFailHandler: TaskCompletionHandler? = nil
     ) -> (addition: DownloadAddition, locations: [ListIndexPath]) {
         core.coordinator.enter()
         defer { core.coordinator.leave() }
         let addition = engine.download(items, in: list, completion: core.deferred(successOrFailHandler))
+        if !metaInfo.isEmpty {
+            // In this step, before the addition's records are handed to the store (after it).
+            core.state.withLock { state in
+                for url in addition.added {
+                    guard let info = metaInfo[url], !info.isEmpty else { continue }
+                    state.extras[url, default: TaskExtras()].metaInfo.merge(info) { _, new in new }
+                }
+            }
+        }
         let locations = place(addition.added, in: list) { (list, items) throws(DownloadListError) in
             // In manual mode this throws, and the items go to the end of the last section.
             try list.add(items)

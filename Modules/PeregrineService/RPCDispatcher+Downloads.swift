@@ -60,34 +60,52 @@ extension RPCDispatcher {
         if let existing = manager.engine.task(url)?.urlString {
             return .string(readd(existing).description)
         }
-        // aria2's clients know nothing of sections: in manual mode the download goes last.
-        let addition = manager.downloadInAnyMode([
-            DownloadItem(
-                url, preferredFileName: fileName, checksum: options.values["checksum"],
-                maxConnections: connections(options, servers: uris.count), speedLimit: speedLimit(options),
-                mirrors: Array(uris.dropFirst()), subdirectory: subdirectory)
-        ]).addition
-        if let invalid = addition.invalid.first { throw RPCError("Invalid URI \(invalid.urlString): \(invalid.error)") }
-        if let refused = addition.invalidChecksums.first { throw RPCError.badOption("checksum", "\(refused.error)") }
-        if let duplicate = addition.duplicates.first {
-            return .string(readd(duplicate.existingURLString).description)
-        }
-        guard let added = addition.added.first else { throw RPCError("\(url) was not added") }
-
+        // The GID is bound to the URL (the key the engine gives the task) before the task
+        // exists, so that its first events already find it.
         let paused = options.values["pause"] == "true"
-        let (gid, metaOptions) = state.withLock { state in
-            let (gid, _) = state.table.gid(for: added, preferring: wanted, using: &state.generator)
+        let (gid, metaOptions) = state.withLock { state -> (GID, PropertyListValue?) in
+            let (gid, isNew) = state.table.gid(for: url, preferring: wanted, using: &state.generator)
+            // Bound already: another addUri of this URL is adding it now.
+            guard isNew else { return (gid, nil) }
             let shared = state.sharedOptions.share(options)
             state.options[gid] = shared.options
             if paused { state.paused.insert(gid) }
             return (gid, shared.meta)
         }
-        applyRequestOptions(options, to: added)
-        // GID, options and the paused mark in one change of the store (each is a durable write).
+        guard let metaOptions else { return .string(gid.description) }
+        // Before the transfer can start.
+        applyRequestOptions(options, to: url)
+        // GID, options and the paused mark recorded with the task: one write to the store.
         var meta: [String: PropertyListValue] = [MetaKey.gid: .string(gid.description)]
         if !options.values.isEmpty { meta[MetaKey.options] = metaOptions }
         if paused { meta[MetaKey.paused] = MetaKey.pausedMark }
-        try? manager.updateMetaInfo(meta, forTask: added)
+        // aria2's clients know nothing of sections: in manual mode the download goes last.
+        let addition = manager.downloadInAnyMode(
+            [
+                DownloadItem(
+                    url, preferredFileName: fileName, checksum: options.values["checksum"],
+                    maxConnections: connections(options, servers: uris.count), speedLimit: speedLimit(options),
+                    mirrors: Array(uris.dropFirst()), subdirectory: subdirectory)
+            ], metaInfo: [url: meta]
+        ).addition
+        guard let added = addition.added.first else {
+            configuration.requestTable?.remove(task: url)
+            state.withLock { state in
+                state.table.remove(url: url)
+                state.options[gid] = nil
+                state.paused.remove(gid)
+            }
+            if let invalid = addition.invalid.first {
+                throw RPCError("Invalid URI \(invalid.urlString): \(invalid.error)")
+            }
+            if let refused = addition.invalidChecksums.first {
+                throw RPCError.badOption("checksum", "\(refused.error)")
+            }
+            if let duplicate = addition.duplicates.first {
+                return .string(readd(duplicate.existingURLString).description)
+            }
+            throw RPCError("\(url) was not added")
+        }
         // The service's manager adds tasks pending (downloadNewFileImmediately off): a paused one
         // stays so, never started, and its status is `paused` by the mark.
         if !paused, manager.engine.task(added)?.state == .pending, !manager.engine.isWaiting(added) {

@@ -41,7 +41,8 @@ public final class MemorySink: TransferSink {
 
     public func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
         guard bytes.count > 0 else { return }
-        guard offset >= 0 else { throw SinkWriteError(errno: 22, message: "write at negative offset \(offset)") }  // EINVAL
+        // errno 22: EINVAL.
+        guard offset >= 0 else { throw SinkWriteError(errno: 22, message: "write at negative offset \(offset)") }
         try storage.withLock { storage in
             let end = Int(offset) + bytes.count
             guard end <= limit else {

@@ -22,7 +22,7 @@ final class EngineHarness: Sendable {
     let completions = Locked<[(String, Result<URL, FailureReason>)]>([])
 
     init(
-        chunkSize: Int = 64 << 10,
+        chunkSize: Int = 64 << 10, coordinator: Coordinator = Coordinator(),
         _ configure: (inout DownloadEngine.Configuration) -> Void = { _ in }
     ) throws {
         server = MockServer()
@@ -36,7 +36,7 @@ final class EngineHarness: Sendable {
                 schedule: { transport.schedule(after: $0, $1) }),
             digests: OpenSSLDigests())
         configure(&configuration)
-        engine = try DownloadEngine(transport: transport, configuration: configuration)
+        engine = try DownloadEngine(transport: transport, configuration: configuration, coordinator: coordinator)
         recorder = EventRecorder(engine)
         let completions = self.completions
         engine.taskCompletionHandler = { url, result in completions.withLock { $0.append((url, result)) } }

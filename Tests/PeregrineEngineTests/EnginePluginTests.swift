@@ -120,6 +120,40 @@ struct EnginePluginTests {
         }
     }
 
+    /// A layer's operation that calls the engine several times in one step of the shared
+    /// coordinator makes one section: each task it changed is handed over once, as it is at the
+    /// end, and nothing before the step ends; slots are still filled after each call.
+    @Test func stepsNestedInOneStepHandTheirChangesOverOnce() throws {
+        let log = RecordLog()
+        let coordinator = Coordinator()
+        let h = try EngineHarness(coordinator: coordinator) {
+            $0.recordObserver = log
+            $0.downloadNewFileImmediately = false
+        }
+        h.serve("/a.bin", count: 100)
+        h.serve("/b.bin", count: 100)
+        let a = h.url("/a.bin")
+        let b = h.url("/b.bin")
+        coordinator.enter()
+        h.engine.download([a, b])
+        _ = h.engine.resumeTasks([a])
+        let inside = h.engine.state(ofTask: a)
+        let handedOverInside = log.changes.withLock { $0.count }
+        coordinator.leave()
+        #expect(inside == .downloading)
+        #expect(handedOverInside == 0)
+        let changes = log.changes.withLock { $0 }
+        #expect(changes.map(\.urlString).sorted() == [a, b])
+        #expect(Set(changes.map(\.sequence)).count == 1)
+        let recorded = changes.first { $0.urlString == a }.flatMap { change -> DownloadState? in
+            if case .upsert(let record) = change.kind { record.state } else { nil }
+        }
+        #expect(recorded == .downloading)
+        h.runUntilIdle()
+        #expect(h.engine.state(ofTask: a) == .finished)
+        #expect(h.engine.state(ofTask: b) == .pending)
+    }
+
     /// Takes its time over a stopped task's record, as a store's sync does on a busy disk.
     final class SlowStopLog: TaskRecordObserver, @unchecked Sendable {
         let stoppedOffsets = Locked<[Int64]>([])

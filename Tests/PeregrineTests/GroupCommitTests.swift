@@ -16,11 +16,16 @@ import Testing
         let counts = Mutex((waited: 0, calledBack: 0))
         /// How many records of a list (`putList`) it was given.
         let listWrites = Mutex(0)
+        /// How many records of each task (`putTask`) it was given.
+        let taskWrites = Mutex<[String: Int]>([:])
         var identifier: String { inner.identifier }
 
         private func countLists(_ changes: [StoreChange]) {
             let lists = changes.count { if case .putList = $0 { true } else { false } }
             listWrites.withLock { $0 += lists }
+            taskWrites.withLock { writes in
+                for case .putTask(let task) in changes { writes[task.urlString, default: 0] += 1 }
+            }
         }
 
         func load() throws(StoreError) -> StoreSnapshot { try inner.load() }
@@ -131,5 +136,24 @@ import Testing
         try h.manager.download([alone])
         for _ in 0..<500 where added.withLock({ $0.last }) != alone { try await Task.sleep(for: .milliseconds(10)) }
         #expect(added.withLock { $0.last } == alone)
+    }
+
+    @Test func metaInfoGivenWithAnAdditionIsRecordedWithTheTaskInOneWrite() throws {
+        let store = DeferringStore()
+        let h = try ManagerHarness {
+            $0.storeFactory = { _, _ in store }
+            $0.downloadNewFileImmediately = false
+        }
+        let together = h.url("/together.bin")
+        let apart = h.url("/apart.bin")
+        h.manager.downloadInAnyMode([DownloadItem(together)], metaInfo: [together: ["k": .string("v")]])
+        h.manager.downloadInAnyMode([DownloadItem(apart)])
+        try h.manager.updateMetaInfo(["k": .string("v")], forTask: apart)
+        let writes = store.taskWrites.withLock { $0 }
+        #expect(writes[together] == 1)
+        #expect(writes[apart] == 2)
+        #expect(h.manager.metaInfo(ofTask: together)?["k"] == .string("v"))
+        let stored = try store.inner.load().tasks.first { $0.urlString == together }
+        #expect(stored?.metaInfo["k"] == .string("v"))
     }
 }
