@@ -6,9 +6,12 @@ func module(
     _ name: String,
     dependencies: [Target.Dependency] = [],
     exclude: [String] = [],
-    resources: [Resource]? = nil
+    resources: [Resource]? = nil,
+    swiftSettings: [SwiftSetting]? = nil
 ) -> Target {
-    .target(name: name, dependencies: dependencies, path: "Modules/\(name)", exclude: exclude, resources: resources)
+    .target(
+        name: name, dependencies: dependencies, path: "Modules/\(name)", exclude: exclude, resources: resources,
+        swiftSettings: swiftSettings)
 }
 
 func tests(_ name: String, dependencies: [Target.Dependency]) -> Target {
@@ -94,7 +97,9 @@ let package = Package(
     ],
     targets: [
         // Shared value types: no plugins, no C.
-        module("PeregrineCore"),
+        // Kill points (KillPoint.swift) exist in debug builds only: a released program has no
+        // variable that makes it kill itself.
+        module("PeregrineCore", swiftSettings: [.define("PEREGRINE_KILL_POINTS", .when(configuration: .debug))]),
 
         // Transport: the protocol, and its two backends.
         module("PeregrineTransport", dependencies: ["PeregrineCore"]),

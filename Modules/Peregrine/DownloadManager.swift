@@ -1,4 +1,5 @@
 import Logging
+import PeregrineCore
 import PeregrineCurlTransport
 import PeregrineVerification
 import Synchronization
@@ -31,7 +32,7 @@ public final class DownloadManager: DownloadQueueing {
         public let thumbnailer: Thumbnailer
     #endif
 
-    private static let registry = Mutex<[String: DownloadManager]>([:])
+    private static let registry = Locked<[String: DownloadManager]>([:])
 
     // MARK: Creating
 
@@ -180,11 +181,11 @@ public final class DownloadManager: DownloadQueueing {
     /// Saves the thumbnailer's custom-thumbnail index through the store, as changes per task.
     final class CustomThumbnailRelay: Sendable {
         /// The manager's core once it is made; changes before are kept until then.
-        private let target = Mutex<(core: ManagerCore?, pending: [StoreChange])>((nil, []))
-        private let previous: Mutex<[String: StoredCustomThumbnail]>
+        private let target = Locked<(core: ManagerCore?, pending: [StoreChange])>((nil, []))
+        private let previous: Locked<[String: StoredCustomThumbnail]>
 
         init(initial: [String: StoredCustomThumbnail]) {
-            previous = Mutex(initial)
+            previous = Locked(initial)
         }
 
         /// Records through `core` from now on, and what changed before.

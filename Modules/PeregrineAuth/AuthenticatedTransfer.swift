@@ -56,7 +56,7 @@ final class AuthenticatedTransfer: Sendable {
     private let events: @Sendable (TransferEvent) -> Void
     private let taskHandler: (any ChallengeHandler)?
     private let owner: AuthenticatingTransport
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     private var configuration: AuthenticatingTransport.Configuration { owner.configuration }
     private var wrapped: any Transport { owner.wrapped }
@@ -72,7 +72,7 @@ final class AuthenticatedTransfer: Sendable {
         self.events = events
         self.taskHandler = taskHandler
         self.owner = owner
-        state = Mutex(State(request: request))
+        state = Locked(State(request: request))
     }
 
     // MARK: Control

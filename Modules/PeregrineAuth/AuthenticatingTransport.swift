@@ -100,7 +100,7 @@ public final class AuthenticatingTransport: Transport {
     /// The behaviour.
     public let configuration: Configuration
 
-    private let transfers = Mutex<[UInt64: AuthenticatedTransfer]>([:])
+    private let transfers = Locked<[UInt64: AuthenticatedTransfer]>([:])
     private let nextID = Atomic<UInt64>(1)
 
     /// Creates a decorator.

@@ -49,7 +49,7 @@ public final class AuthenticationCache: Sendable {
         var serial: UInt64 = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Creates an empty cache.
     public init() {}

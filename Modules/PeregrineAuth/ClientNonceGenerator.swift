@@ -1,3 +1,4 @@
+import PeregrineCore
 import PeregrineVerification
 import Synchronization
 
@@ -23,7 +24,7 @@ public struct ClientNonceGenerator: Sendable {
 
     /// `values` in order, then random nonces once they run out.
     public static func sequence(_ values: [String]) -> ClientNonceGenerator {
-        let remaining = Mutex(values[...])
+        let remaining = Locked(values[...])
         return ClientNonceGenerator {
             remaining.withLock { $0.popFirst() } ?? random.next()
         }

@@ -1,3 +1,4 @@
+import PeregrineCore
 import Synchronization
 
 /// Credentials by protection space, given up front and looked up when a server challenges.
@@ -14,11 +15,11 @@ import Synchronization
 ///
 /// Thread safety: every method may be called from any thread; lookups and changes are atomic.
 public final class CredentialStore: Sendable {
-    private let entries: Mutex<[ProtectionSpace: Credential]>
+    private let entries: Locked<[ProtectionSpace: Credential]>
 
     /// Creates a store holding `credentials`.
     public init(_ credentials: [ProtectionSpace: Credential] = [:]) {
-        entries = Mutex(credentials)
+        entries = Locked(credentials)
     }
 
     /// Stores `credential` for `space`, replacing what was there.

@@ -1,4 +1,5 @@
 import Dispatch
+import PeregrineCore
 import Synchronization
 
 #if canImport(Glibc)
@@ -342,7 +343,7 @@ public final class HashingSink: @unchecked Sendable {
         let queue = DispatchQueue(label: "peregrine.hashing")
         let buffers: [UnsafeMutableRawBufferPointer]
         let freeBuffers: DispatchSemaphore
-        let state = Mutex(SharedState())
+        let state = Locked(SharedState())
         private let readSize: Int
         private var hasher: (any IncrementalDigest)?
 

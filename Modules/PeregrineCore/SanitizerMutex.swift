@@ -12,8 +12,7 @@
 /// `Synchronization.Mutex` waits in the kernel on Linux through code ThreadSanitizer does not
 /// instrument, so a sanitized run reports false races inside `withLock` and no lock-order
 /// inversion at all. Sanitizer builds (`-Xswiftc -DPEREGRINE_TSAN`, `Scripts/sanitize.sh`)
-/// therefore make each module's `Mutex` this type through a module-internal type alias
-/// (`Mutex.swift` in each module); other builds declare no alias and use
+/// therefore make the package's lock, ``Locked``, this type; other builds make it
 /// `Synchronization.Mutex` itself, so this type costs them nothing.
 ///
 /// The mutex is error-checking: locking it again on the thread that holds it traps, as

@@ -21,7 +21,7 @@ final class CurlDriver: @unchecked Sendable {
 
     private let configuration: CurlTransport.Configuration
     private let multi: UnsafeMutableRawPointer
-    private let inbox = Mutex(Inbox())
+    private let inbox = Locked(Inbox())
     private let threadID = Atomic<UInt>(0)
     private let exited = DispatchSemaphore(value: 0)
     private let hasExited = Atomic<Bool>(false)

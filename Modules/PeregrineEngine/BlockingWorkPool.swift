@@ -1,4 +1,5 @@
 import Dispatch
+import PeregrineCore
 import Synchronization
 
 #if canImport(Glibc)
@@ -40,7 +41,7 @@ package final class BlockingWorkPool: Sendable {
     package let maxThreads: Int
     /// How long a thread waits for a job before it ends.
     package let idleTimeout: DispatchTimeInterval
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     package init(maxThreads: Int, idleTimeout: DispatchTimeInterval = .seconds(5)) {
         self.maxThreads = max(1, maxThreads)

@@ -157,9 +157,9 @@ public final class DownloadEngine: Sendable {
     // MARK: Locked sections
 
     /// Runs `body` as a step of the coordinator, then what it decided, once the outermost step
-    /// ends: the observers get the section's events and record changes (numbered, so that they
-    /// can restore the order across threads), transfers are controlled and started, and
-    /// handlers called. The engine's own event stream gets the events in the step, in order.
+    /// ends: the observers get the section's events and record changes (the section observer in
+    /// the step, so in the steps' order), transfers are controlled and started, and handlers
+    /// called. The engine's own event stream gets the events in the step, in order.
     ///
     /// Steps nested in a larger one (a queue's operation that calls the engine several times)
     /// make one section together: a task they all change is recorded once, as it is at the end.
@@ -243,8 +243,7 @@ public final class DownloadEngine: Sendable {
     }
 
     /// The end of a section (a step, or the steps nested in one): the engine's stream gets its
-    /// events; its record changes are collected, and it is numbered when the observers get
-    /// something from it.
+    /// events; its record changes are collected, and the observers get what they take from it.
     private func seal(_ state: inout EngineState, _ effects: inout Effects) {
         broadcaster.yield(effects.events)
         defer { if !effects.recordChanges.isEmpty { unrecordedSections.add(1, ordering: .relaxed) } }
@@ -257,31 +256,32 @@ public final class DownloadEngine: Sendable {
         state.nextRecordSequence += 1
         let section = state.nextRecordSequence
         effects.section = section
-        guard records else { return }
-        for key in effects.dirtyKeys {
-            let kind: TaskRecordChange.Kind =
-                state.tasks[key].map { .upsert($0.record) } ?? .remove(urlString: key)
-            effects.recordChanges.append(TaskRecordChange(sequence: section, kind: kind))
+        if records {
+            for key in effects.dirtyKeys {
+                let kind: TaskRecordChange.Kind =
+                    state.tasks[key].map { .upsert($0.record) } ?? .remove(urlString: key)
+                effects.recordChanges.append(TaskRecordChange(sequence: section, kind: kind))
+            }
         }
+        guard let observer = configuration.sectionObserver else { return }
+        let folders = effects.placedFolders
+        let beforeRecording: (@Sendable () -> Void)? =
+            effects.syncDirectory
+            ? { @Sendable [directory] () -> Void in directory.synchronize(folders: folders) } : nil
+        let leftovers = effects.leftoverLinks
+        let whenDurable: (@Sendable () -> Void)? =
+            leftovers.isEmpty ? nil : { @Sendable [weak self] () -> Void in self?.removeLeftoverLinks(leftovers) }
+        effects.handOver = observer.engineDidSeal(
+            events: effects.events, changes: effects.recordChanges, beforeRecording: beforeRecording,
+            whenDurable: whenDurable)
     }
 
     private func run(_ effects: Effects) {
         var callbacks = effects.callbacks
-        var handedOver = false
-        if let observer = configuration.sectionObserver, let section = effects.section {
+        if let handOver = effects.handOver {
             // First, before this thread commands or launches anything that could make a later
-            // section on it: a later section waits for this one. After the directory's sync: a
-            // record never names a file the directory may lose.
-            if effects.syncDirectory { directory.synchronize(folders: effects.placedFolders) }
-            let leftovers = effects.leftoverLinks
-            let whenDurable: (@Sendable () -> Void)? =
-                leftovers.isEmpty ? nil : { @Sendable [weak self] () -> Void in self?.removeLeftoverLinks(leftovers) }
-            if let afterwards = observer.engineDidCommit(
-                section: section, events: effects.events, changes: effects.recordChanges, whenDurable: whenDurable)
-            {
-                callbacks.append(afterwards)
-            }
-            handedOver = true
+            // section: with record changes, it returns once they are recorded.
+            if let afterwards = handOver() { callbacks.append(afterwards) }
         } else if let section = effects.section, let observer = configuration.eventObserver,
             let afterwards = observer.engineDidEmit(effects.events, section: section)
         {
@@ -292,7 +292,7 @@ public final class DownloadEngine: Sendable {
         }
         for attempt in effects.launches { launch(attempt) }
         for timer in effects.timers { clock.schedule(timer.delay, timer.work) }
-        if !handedOver {
+        if effects.handOver == nil {
             if effects.syncDirectory { directory.synchronize(folders: effects.placedFolders) }
             let leftovers = effects.leftoverLinks
             if let observer = configuration.recordObserver, !effects.recordChanges.isEmpty {

@@ -122,19 +122,20 @@ public protocol EngineEventObserver: Sendable {
     func engineDidEmit(_ events: [EngineEvent], section: UInt64) -> (@Sendable () -> Void)?
 }
 
-/// Receives each locked section of the engine whole: its number (1, 2, 3…, each once, given
-/// under the engine's lock), its events and its record changes, handed over after the lock on
-/// the thread that made them. An observer that restores the sections' order across threads gets
-/// a section's records in order with its events, and every section's after the ones before it.
+/// Receives each section of the engine whole — its events and its record changes — inside the
+/// step that ends it, so sections come in the order of the steps whichever thread made them.
 package protocol EngineSectionObserver: Sendable {
-    /// A section's events and record changes (either may be empty). `whenDurable`, when given,
-    /// runs once the changes are durable (see ``TaskRecordObserver``). With record changes, it
-    /// returns once they are recorded. It returns what the engine runs afterwards, with its
+    /// Takes a section (either list may be empty), inside the step: it must neither wait nor
+    /// call out of its own bookkeeping here. `beforeRecording`, when given, runs before the
+    /// changes are written (the directory's sync: a record never names a file the directory
+    /// may lose); `whenDurable`, once they are durable (see ``TaskRecordObserver``). Returns
+    /// what the engine runs after the step, before the section's other effects: with record
+    /// changes it returns once they are recorded, and it returns what the engine runs after its
     /// callbacks.
-    func engineDidCommit(
-        section: UInt64, events: [EngineEvent], changes: [TaskRecordChange],
+    func engineDidSeal(
+        events: [EngineEvent], changes: [TaskRecordChange], beforeRecording: (@Sendable () -> Void)?,
         whenDurable: (@Sendable () -> Void)?
-    ) -> (@Sendable () -> Void)?
+    ) -> @Sendable () -> (@Sendable () -> Void)?
 }
 
 /// Says what kind of file a task downloads: the seam where the thumbnails module's

@@ -153,6 +153,8 @@ struct Effects: Sendable {
     var leftoverLinks: [LeftoverLink] = []
     /// Work to schedule on the engine's clock after the lock (waiting retries).
     var timers: [(delay: Duration, work: @Sendable () -> Void)] = []
+    /// What hands the section to the ``EngineSectionObserver`` after the step (taken in it).
+    var handOver: (@Sendable () -> (@Sendable () -> Void)?)?
     /// Whether record changes are collected (only when a ``TaskRecordObserver`` listens).
     var tracksRecords = false
 

@@ -1,3 +1,4 @@
+import PeregrineCore
 import Synchronization
 
 /// Hands every event to each open sequence: the engine's (``DownloadEngine/events()``), the
@@ -60,7 +61,7 @@ package final class EventBroadcaster<Event: Sendable>: Sendable {
         package init() {}
     }
 
-    private let subscribers = Mutex(Subscribers())
+    private let subscribers = Locked(Subscribers())
 
     package init() {}
 

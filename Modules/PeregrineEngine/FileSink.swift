@@ -1,4 +1,5 @@
 import Dispatch
+import PeregrineCore
 import PeregrineTransport
 import Synchronization
 
@@ -68,7 +69,7 @@ public final class FileSink: TransferSink, @unchecked Sendable {
     // Background writing.
     private var queue: DispatchQueue?
     private let otherBufferFree = DispatchSemaphore(value: 1)
-    private let backgroundError = Mutex<SinkWriteError?>(nil)
+    private let backgroundError = Locked<SinkWriteError?>(nil)
 
     private static let block = 4096
 

@@ -73,7 +73,7 @@ final class SegmentedTransfer: @unchecked Sendable {
         /// The index of the source (the request's URL, then the mirrors) it is fetched from.
         let source: Int
         let file: TemporaryFileSink
-        let fileLock = Mutex(())
+        let fileLock = Locked(())
         // Guarded by the transfer's `state` lock.
         var position: Int64
         var end: Int64
@@ -151,13 +151,13 @@ final class SegmentedTransfer: @unchecked Sendable {
     let startOffset: Int64
     let segmentation: Segmentation
     private let handler: @Sendable (TransferEvent) -> Void
-    private let state = Mutex(State())
-    private let delivery = Mutex(())
-    private let durable = Mutex<[Range<Int64>]>([])
+    private let state = Locked(State())
+    private let delivery = Locked(())
+    private let durable = Locked<[Range<Int64>]>([])
     /// The verifier's sink that hashes the file from ``startOffset`` in order; nil when the
     /// task is not verified.
     let hasher: (any TransferSink)?
-    private let hashing: Mutex<HashProgress>
+    private let hashing: Locked<HashProgress>
 
     /// How far the bytes were handed to ``hasher``.
     private struct HashProgress {
@@ -201,7 +201,7 @@ final class SegmentedTransfer: @unchecked Sendable {
     ) {
         self.hasher = hasher
         self.now = now
-        hashing = Mutex(HashProgress(end: startOffset))
+        hashing = Locked(HashProgress(end: startOffset))
         self.transport = transport
         self.request = request
         self.path = path

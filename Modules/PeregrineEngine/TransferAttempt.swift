@@ -59,7 +59,7 @@ final class TransferAttempt: @unchecked Sendable {
     let verificationRetry: VerificationRetryPolicy
     /// Mismatches of the task before this attempt.
     let mismatchesBefore: Int
-    private let control = Mutex(Control())
+    private let control = Locked(Control())
 
     // Used by the thread that launches the attempt, then only by the transport's thread that
     // delivers its events (serially); never concurrently.

@@ -125,7 +125,7 @@ public final class FleetWorker: Sendable {
     public let configuration: Configuration
 
     private let logger: Logger
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let signal = FleetSignal()
     private let willStart: @Sendable (StoredTask) -> Void
     private let taskMetadata: @Sendable (String) -> Logger.Metadata
@@ -831,7 +831,7 @@ final class FleetSignal: Sendable {
         var generation = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     func signal() {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in

@@ -82,10 +82,10 @@ package final class JournaledTaskStore<Format: StoreFormat>: TaskStore {
     private let snapshotPath: String
     private let backupPath: String
     private let segmentPrefix: String
-    private let fileLock: Mutex<StoreLock?>
-    private let state: Mutex<Journal>
-    private let syncedSequence = Mutex<UInt64>(0)
-    private let compactionLock = Mutex<Int>(0)
+    private let fileLock: Locked<StoreLock?>
+    private let state: Locked<Journal>
+    private let syncedSequence = Locked<UInt64>(0)
+    private let compactionLock = Locked<Int>(0)
     private let queue: DispatchQueue
     private let syncQueue: DispatchQueue
     private let readWindow: Int
@@ -113,13 +113,13 @@ package final class JournaledTaskStore<Format: StoreFormat>: TaskStore {
         snapshotPath = "\(root)/\(identifier).\(format.name)"
         backupPath = snapshotPath + ".backup"
         segmentPrefix = "\(identifier).\(format.name).journal."
-        fileLock = Mutex(try StoreLock(path: snapshotPath + ".lock"))
+        fileLock = Locked(try StoreLock(path: snapshotPath + ".lock"))
         queue = DispatchQueue(label: "peregrine.store.\(identifier).\(format.name)")
         syncQueue = DispatchQueue(label: "peregrine.store.\(identifier).\(format.name).sync")
         let header = Self.header(of: snapshotPath, format: format)
         let existing = try Self.segments(in: root, prefix: segmentPrefix)
         let next = max((existing.last ?? -1) + 1, header?.segment ?? 0)
-        state = Mutex(Journal(segment: next, snapshotRecords: Int(header?.records ?? 0)))
+        state = Locked(Journal(segment: next, snapshotRecords: Int(header?.records ?? 0)))
         unlink(snapshotPath + ".tmp")
         unlink(backupPath + ".tmp")
     }
@@ -838,5 +838,5 @@ private struct DelimitedRecord: Sendable {
 
 /// Records decoded in parallel, by chunk.
 private final class DecodedChunks: Sendable {
-    let storage = Mutex<[Int: [Result<StoreRecord, StoreFormatError>]]>([:])
+    let storage = Locked<[Int: [Result<StoreRecord, StoreFormatError>]]>([:])
 }

@@ -25,7 +25,7 @@ public final class MockServer: Sendable {
         var log: [MockRequest] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Creates a server with no routes.
     public init() {}

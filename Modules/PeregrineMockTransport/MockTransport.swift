@@ -1,5 +1,6 @@
 import Dispatch
 import HeapModule
+import PeregrineCore
 import PeregrineTransport
 import Synchronization
 
@@ -118,7 +119,7 @@ public final class MockTransport: Transport {
         }
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let executor = DispatchQueue(label: "Peregrine.MockTransport")
 
     /// Creates a transport.

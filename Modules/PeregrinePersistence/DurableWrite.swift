@@ -1,3 +1,4 @@
+import PeregrineCore
 import PeregrineEngine
 import PeregrineStorage
 import Synchronization
@@ -53,7 +54,7 @@ package enum DurableWrite {
 
 /// Whether a store called back before `record` returned.
 private final class SyncCall: Sendable {
-    private let state = Mutex((returned: false, calledEarly: false, durableEarly: false))
+    private let state = Locked((returned: false, calledEarly: false, durableEarly: false))
 
     /// The callback ran; true when `record` had not returned yet.
     func callback(durable: Bool) -> Bool {

@@ -1,3 +1,4 @@
+import PeregrineCore
 import PeregrineStorage
 import Synchronization
 
@@ -13,13 +14,14 @@ import Synchronization
 /// thread is at it — and with no lock held while an item runs. That is how the engine's changes
 /// reach the store and the layers above it: the work takes the store's locks and a layer's lock
 /// in turn, never one inside another, so no order between the components' locks exists to get
-/// wrong (the engine hands its changes over after releasing its own lock).
+/// wrong.
 ///
-/// Items run in the order they were handed over, except numbered ones (the engine's sections,
-/// ``submit(section:wait:_:)``), which run in the order of their numbers: one handed over before
-/// the numbers below it waits for them. What an item returns runs once the thread has
-/// stopped draining, outside the drain: an application's closures, or a call into the engine,
-/// may hand work over again without waiting for themselves.
+/// Items run in the order they were put in line. A step of the coordinator puts its item in
+/// line inside the step (``enqueue(_:)``, which never waits), so the items of steps run in the
+/// order of the steps, whichever thread gets to the drain first; the thread then runs the drain
+/// after its step (``finish(_:wait:)``). What an item returns runs once the thread has stopped
+/// draining, outside the drain: an application's closures, or a call into the engine, may hand
+/// work over again without waiting for themselves.
 ///
 /// A thread that must know its item ran (a change synced before the call that made it returns)
 /// waits for it; it holds no lock while it waits, and the thread at the drain needs nothing a
@@ -28,24 +30,26 @@ package final class OrderedDrain: Sendable {
     /// An item; what it returns runs after the drain.
     package typealias Work = @Sendable () -> (@Sendable () -> Void)?
 
-    private struct Item {
-        var work: Work
-        var done: Completion?
+    /// An item's place in line.
+    package struct Ticket: Sendable {
+        fileprivate let number: UInt64
     }
 
     private struct State {
-        /// Items ready to run, in order (taken from `head`).
-        var ready: [Item] = []
+        /// Items in line, in order (taken from `head`).
+        var ready: [Work] = []
         var head = 0
-        /// Numbered items waiting for the numbers below them, each with what came after it.
-        var numbered: [UInt64: [Item]] = [:]
-        /// The next number to run.
-        var nextSection: UInt64 = 1
+        /// Items put in line and items run so far: they run in order, so an item has run when
+        /// its number is at most `ran`.
+        var enqueued: UInt64 = 0
+        var ran: UInt64 = 0
         var draining = false
+        /// Threads waiting for an item, by its number.
+        var waiters: [(number: UInt64, done: Completion)] = []
         /// What items handed over from inside the drain returned: it runs with the drain's own.
         var deferred: [@Sendable () -> Void] = []
 
-        mutating func pop() -> Item? {
+        mutating func pop() -> Work? {
             guard head < ready.count else {
                 if !ready.isEmpty {
                     ready.removeAll(keepingCapacity: ready.capacity <= 1024)
@@ -57,77 +61,71 @@ package final class OrderedDrain: Sendable {
             return ready[head]
         }
 
-        /// Moves the numbered items whose turn came to `ready`.
-        mutating func release() {
-            while let items = numbered.removeValue(forKey: nextSection) {
-                ready += items
-                nextSection += 1
-            }
-        }
-
         /// Takes the drain when there is work and nobody is at it.
         mutating func claim() -> Bool {
             guard !draining, head < ready.count else { return false }
             draining = true
             return true
         }
+
+        /// One more item ran: the threads waiting for it may go.
+        mutating func markRun() -> [Completion] {
+            ran += 1
+            guard !waiters.isEmpty else { return [] }
+            var woken: [Completion] = []
+            waiters.removeAll { waiter in
+                guard waiter.number <= ran else { return false }
+                woken.append(waiter.done)
+                return true
+            }
+            return woken
+        }
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// The thread at the drain, if any (`pthread_self`), so that work handed over from inside an
     /// item runs at once rather than waiting for itself.
     private let drainer = Atomic<UInt>(0)
 
     package init() {}
 
-    /// How many numbered items wait for a number below theirs (for tests).
-    package var waitingSections: Int { state.withLock { $0.numbered.count } }
+    /// Puts `work` in line after everything put there before, without running anything: for a
+    /// caller inside a step, which must not wait. Pair with ``finish(_:wait:)`` once the step
+    /// is over.
+    package func enqueue(_ work: @escaping Work) -> Ticket {
+        state.withLock { state in
+            state.ready.append(work)
+            state.enqueued += 1
+            return Ticket(number: state.enqueued)
+        }
+    }
 
-    /// Hands `work` over: it runs after everything handed over before it. With `wait`, returns
+    /// Runs the items in line when no other thread is at it. With `wait`, returns once the item
+    /// of `ticket` ran — unless this thread is at the drain, which runs it in its turn after
+    /// the current item.
+    package func finish(_ ticket: Ticket, wait: Bool) {
+        let atDrain = drainer.load(ordering: .acquiring) == ThreadIdentity.current
+        let (drains, done) = state.withLock { state -> (Bool, Completion?) in
+            if state.claim() { return (true, nil) }
+            // Not drained here: another thread is at it, or the item ran already.
+            guard wait, !atDrain, state.ran < ticket.number else { return (false, nil) }
+            let done = Completion()
+            state.waiters.append((ticket.number, done))
+            return (false, done)
+        }
+        // A thread that drains runs everything in line, its own item with it.
+        if drains { drain() }
+        done?.wait()
+    }
+
+    /// Hands `work` over: it runs after everything put in line before it. With `wait`, returns
     /// once it ran.
     package func submit(wait: Bool, _ work: @escaping Work) {
         if drainer.load(ordering: .acquiring) == ThreadIdentity.current {
             runInline(work)
             return
         }
-        let (drains, done) = state.withLock { state -> (Bool, Completion?) in
-            // A thread that takes the drain runs its item itself: only a waiting one needs a
-            // signal.
-            let done = wait && state.draining ? Completion() : nil
-            state.ready.append(Item(work: work, done: done))
-            return (state.claim(), done)
-        }
-        finish(drains: drains, done: done)
-    }
-
-    /// Hands over the item numbered `section` (1, 2, 3…, each number once): it runs after the
-    /// items numbered below it. With `wait`, returns once it ran — unless this thread is at the
-    /// drain, which runs it in its turn after the current item.
-    package func submit(section: UInt64, wait: Bool, _ work: @escaping Work) {
-        let waits = wait && drainer.load(ordering: .acquiring) != ThreadIdentity.current
-        let (drains, done) = state.withLock { state -> (Bool, Completion?) in
-            if section < state.nextSection {
-                // A number handed over twice (never by the engine): no turn to wait for.
-                let done = waits && state.draining ? Completion() : nil
-                state.ready.append(Item(work: work, done: done))
-                return (state.claim(), done)
-            }
-            // A waiting thread needs a signal unless its item is next and it takes the drain
-            // (then it runs the item itself).
-            let runsItself = section == state.nextSection && !state.draining
-            let done = waits && !runsItself ? Completion() : nil
-            state.numbered[section, default: []].append(Item(work: work, done: done))
-            state.release()
-            return (state.claim(), done)
-        }
-        finish(drains: drains, done: done)
-    }
-
-    /// Drains when the thread took the drain; then waits for its item, if it has to (an item
-    /// whose turn had not come when this thread drained runs on another thread).
-    private func finish(drains: Bool, done: Completion?) {
-        if drains { drain() }
-        done?.wait()
+        finish(enqueue(work), wait: wait)
     }
 
     /// Work handed over by an item itself: the drain is this thread's, so it runs now; what it
@@ -137,15 +135,18 @@ package final class OrderedDrain: Sendable {
         state.withLock { $0.deferred.append(afterwards) }
     }
 
-    /// Runs ready items until there are none, then what they returned. It never stops while
-    /// items are ready: a thread waiting for its item may hold what one of those closures needs
-    /// (an application's closure calling an operation needs a step of the coordinator), so the closures
-    /// run only once every waiting item has run.
+    /// Runs items in line until there are none, then what they returned. It never stops while
+    /// items are in line: a thread waiting for its item may hold what one of those closures
+    /// needs (an application's closure calling an operation needs a step of the coordinator),
+    /// so the closures run only once every waiting item has run.
     private func drain() {
         drainer.store(ThreadIdentity.current, ordering: .releasing)
         var afterwards: [@Sendable () -> Void] = []
+        var woken: [Completion] = []
+        var ranOne = false
         while true {
-            let item = state.withLock { state -> Item? in
+            let item = state.withLock { state -> Work? in
+                if ranOne { woken = state.markRun() }
                 if let item = state.pop() { return item }
                 // Cleared with the drain given up, so never after another thread took it.
                 drainer.store(0, ordering: .releasing)
@@ -154,9 +155,11 @@ package final class OrderedDrain: Sendable {
                 state.deferred = []
                 return nil
             }
+            for done in woken { done.signal() }
+            woken = []
             guard let item else { break }
-            if let after = item.work() { afterwards.append(after) }
-            item.done?.signal()
+            if let after = item() { afterwards.append(after) }
+            ranOne = true
         }
         for after in afterwards { after() }
     }

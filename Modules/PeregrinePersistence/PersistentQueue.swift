@@ -1,4 +1,5 @@
 import Logging
+import PeregrineCore
 import PeregrineEngine
 import PeregrineStorage
 import PeregrineTransport
@@ -149,14 +150,14 @@ package protocol QueueRecordingDelegate: Sendable {
 }
 
 /// Turns the engine's record changes into store changes and holds endings' events until the
-/// store has them. The engine hands each section over whole after its lock, numbered; the
-/// recorder's drain restores their order and does the work — publishing, the layer's additions,
-/// the store write — with no lock held across a call into another component.
+/// store has them. The engine puts each section in the recorder's drain inside the step that
+/// ends it, so in the steps' order; the drain does the work — publishing, the layer's
+/// additions, the store write — with no lock held across a call into another component.
 final class StoreRecorder: EngineSectionObserver {
     let broadcaster = EventBroadcaster<EngineEvent>()
-    let lastError = Mutex<StoreError?>(nil)
+    let lastError = Locked<StoreError?>(nil)
     /// Taken by the drain's items only, one at a time: a lock for `Sendable`, never contended.
-    private let gate = Mutex(EndingGate())
+    private let gate = Locked(EndingGate())
     let drain: OrderedDrain
     private let store: any TaskStore
     private let logger: Logger
@@ -174,17 +175,18 @@ final class StoreRecorder: EngineSectionObserver {
         self.killPoint = killPoint
     }
 
-    /// Publishes a section's events (endings held until recorded), then records its changes,
-    /// in the section's turn: every section's after the ones numbered before it, whichever
-    /// thread hands it over first. With changes, returns once they are written (synced when
-    /// durable, unless the calling task runs a ``SyncBatch``); `whenDurable`, when given, runs
-    /// once they are synced (the engine removes placed files' temporary names then).
-    func engineDidCommit(
-        section: UInt64, events: [EngineEvent], changes: [TaskRecordChange],
+    /// Puts a section in line (inside the engine's step): its events are published (endings
+    /// held until recorded), then its changes recorded, after every section before it. What it
+    /// returns runs the drain after the step; with changes it returns once they are written
+    /// (synced when durable, unless the calling task runs a ``SyncBatch``). `whenDurable`, when
+    /// given, runs once they are synced (the engine removes placed files' temporary names then).
+    func engineDidSeal(
+        events: [EngineEvent], changes: [TaskRecordChange], beforeRecording: (@Sendable () -> Void)?,
         whenDurable: (@Sendable () -> Void)?
-    ) -> (@Sendable () -> Void)? {
+    ) -> @Sendable () -> (@Sendable () -> Void)? {
         let batch = changes.isEmpty ? nil : SyncBatch.current
-        drain.submit(section: section, wait: !changes.isEmpty) { [self] in
+        let ticket = drain.enqueue { [self] in
+            beforeRecording?()
             let published =
                 events.isEmpty
                 ? nil : publish(gate.withLock { gate in events.filter { gate.admit($0) } })
@@ -205,7 +207,11 @@ final class StoreRecorder: EngineSectionObserver {
                 written()
             }
         }
-        return nil
+        let waits = !changes.isEmpty
+        return { [drain] in
+            drain.finish(ticket, wait: waits)
+            return nil
+        }
     }
 
     private func write(

@@ -1,3 +1,4 @@
+import PeregrineCore
 import PeregrineStorage
 import Synchronization
 
@@ -28,7 +29,7 @@ package final class SyncBatch: Sendable {
         var ended = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     private init() {}
 

@@ -1,4 +1,5 @@
 import Logging
+import PeregrineCore
 import PeregrineStorage
 import PostgresNIO
 import Synchronization
@@ -64,14 +65,14 @@ public final class PostgresClaimingQueue: ClaimingTaskQueue {
 
     private let group: MultiThreadedEventLoopGroup
     private let logger: Logger
-    private let state: Mutex<State>
+    private let state: Locked<State>
     /// New work (`NOTIFY peregrine_queue`).
     private let work = WakeSignal()
     /// Tasks ended (`NOTIFY peregrine_queue_changes`).
     private let ended = WakeSignal()
 
     /// Read without waiting for ``state``, whose lock a call holds for its round trip.
-    private let health = Mutex(QueueReachability())
+    private let health = Locked(QueueReachability())
 
     private struct State {
         var session: PostgresSession?
@@ -120,7 +121,7 @@ public final class PostgresClaimingQueue: ClaimingTaskQueue {
         logger[metadataKey: "owner"] = "\(owner)"
         self.logger = logger
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        state = Mutex(State())
+        state = Locked(State())
         do throws(StoreError) {
             // Migrations may wait for another service's: the connect timeout, not a call's deadline.
             let session = try PostgresSession.connect(to: location, on: group.next(), logger: logger)

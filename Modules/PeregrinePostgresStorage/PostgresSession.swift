@@ -1,4 +1,5 @@
 import Logging
+import PeregrineCore
 import PeregrineStorage
 import PostgresNIO
 import Synchronization
@@ -18,7 +19,7 @@ final class PostgresSession: Sendable {
     private let location: PostgresStoreLocation
     private let deadlineNanoseconds: Atomic<Int64>
     /// When the last probe was sent, and whether it is still unanswered (``probe(every:onLost:)``).
-    private let probes = Mutex<(last: ContinuousClock.Instant?, pending: Bool)>((nil, false))
+    private let probes = Locked<(last: ContinuousClock.Instant?, pending: Bool)>((nil, false))
 
     private static let nextID = Atomic<Int>(1)
 

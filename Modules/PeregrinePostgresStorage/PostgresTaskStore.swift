@@ -1,4 +1,5 @@
 import Logging
+import PeregrineCore
 @_exported import PeregrineStorage
 import PostgresNIO
 import Synchronization
@@ -44,7 +45,7 @@ public final class PostgresTaskStore: TaskStore {
 
     private let group: MultiThreadedEventLoopGroup
     private let logger: Logger
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     private struct State {
         var session: PostgresSession?
@@ -78,7 +79,7 @@ public final class PostgresTaskStore: TaskStore {
         logger[metadataKey: "store"] = "\(identifier)"
         self.logger = logger
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        state = Mutex(State())
+        state = Locked(State())
         do throws(StoreError) {
             let session = try PostgresSession.connect(to: location, on: group.next(), logger: logger)
             do throws(StoreError) {

@@ -1,3 +1,4 @@
+import PeregrineCore
 import Synchronization
 
 /// A wake-up for waiters of one kind of notification (``PostgresClaimingQueue``'s new work, or
@@ -12,7 +13,7 @@ final class WakeSignal: Sendable {
         var timedOut: Set<Int> = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Suspends until a notification (one that came since the last wait included), `timeout`
     /// or the calling task's cancellation; returns whether a notification came.

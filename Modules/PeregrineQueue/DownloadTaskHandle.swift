@@ -1,3 +1,4 @@
+import PeregrineCore
 import Synchronization
 
 #if canImport(FoundationEssentials)
@@ -58,7 +59,7 @@ public final class DownloadTaskHandle: Sendable {
 
     /// The task's URL string.
     public let urlString: String
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// A handle; `outcome` is the task's when it has ended already (a finished or failed task
     /// from an earlier run), `halt` why it waits for the user (a stopped task).

@@ -1,4 +1,5 @@
 import Logging
+import PeregrineCore
 import PeregrinePersistence
 import Synchronization
 
@@ -79,19 +80,19 @@ package final class ManagerCore: QueueRecordingDelegate {
     package let drain: OrderedDrain
     let broadcaster = EventBroadcaster<DownloadManagerEvent>()
     /// The event holds of the group commits running now (see ``announce(_:)``).
-    private let holds = Mutex<[ObjectIdentifier: EventBroadcaster<DownloadManagerEvent>.Hold]>([:])
+    private let holds = Locked<[ObjectIdentifier: EventBroadcaster<DownloadManagerEvent>.Hold]>([:])
     let classifier: FileTypeClassifier
     let logger: Logger
     let listClock: @Sendable () -> Date
     let calendar: Calendar
-    let lastStoreError = Mutex<StoreError?>(nil)
+    let lastStoreError = Locked<StoreError?>(nil)
     /// The last classification of each task's file (see ``kind(_:)``); its own lock, taken
     /// last, so it can be used with or without ``state``'s.
-    private let kinds = Mutex<[String: (key: KindKey, kind: FileKind)]>([:])
+    private let kinds = Locked<[String: (key: KindKey, kind: FileKind)]>([:])
 
     /// The lists (and whether the configuration) that each running group commit writes at its
     /// end, by batch.
-    private let listsOfBatches = Mutex<[ObjectIdentifier: (keys: Set<DownloadListKey>, configuration: Bool)]>([:])
+    private let listsOfBatches = Locked<[ObjectIdentifier: (keys: Set<DownloadListKey>, configuration: Bool)]>([:])
 
     /// What a file's kind depends on.
     struct KindKey: Hashable {

@@ -1,5 +1,6 @@
 import NIOCore
 import NIOWebSocket
+import PeregrineCore
 import Synchronization
 
 /// Fans notifications out to the connected WebSocket clients, written on their connections'
@@ -37,7 +38,7 @@ final class NotificationHub: Sendable {
         }
 
         let loop: any EventLoop
-        private let queue = Mutex(Queue())
+        private let queue = Locked(Queue())
         /// The hub's count of notifications a client lost.
         private let dropped: DropCount
 
@@ -102,7 +103,7 @@ final class NotificationHub: Sendable {
         var closed = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// Notifications not written to a client because its backlog was full, since the start.
     private final class DropCount: Sendable {
         let value = Atomic<Int>(0)

@@ -292,7 +292,7 @@ final class FleetBatch: Sendable {
     /// The batch of the multicall the calling task runs, if any.
     @TaskLocal static var current: FleetBatch?
 
-    private let pending = Mutex<[StoredTask]>([])
+    private let pending = Locked<[StoredTask]>([])
 
     func append(_ task: StoredTask) { pending.withLock { $0.append(task) } }
 

@@ -114,7 +114,7 @@ private final class BoundedCall: Sendable {
         var waiter: CheckedContinuation<Result<JSONValue, RPCError>, Never>?
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Whether the call may begin: nobody answered yet.
     func begin() -> Bool {

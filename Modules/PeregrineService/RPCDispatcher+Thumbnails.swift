@@ -62,7 +62,7 @@ extension RPCDispatcher {
 
 /// A continuation resumed by whichever comes first.
 private final class OnceContinuation: Sendable {
-    private let continuation = Mutex<CheckedContinuation<Thumbnail?, Never>?>(nil)
+    private let continuation = Locked<CheckedContinuation<Thumbnail?, Never>?>(nil)
 
     func set(_ continuation: CheckedContinuation<Thumbnail?, Never>) {
         self.continuation.withLock { $0 = continuation }

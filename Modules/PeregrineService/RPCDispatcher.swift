@@ -1,5 +1,6 @@
 import Logging
 import Peregrine
+import PeregrineCore
 import Synchronization
 
 #if canImport(FoundationEssentials)
@@ -23,18 +24,18 @@ public final class RPCDispatcher: Sendable {
     let hub: NotificationHub
     let sessionID: String
     /// Called by `aria2.shutdown` and `aria2.forceShutdown` after they answered.
-    let shutdownRequest = Mutex<(@Sendable () -> Void)?>(nil)
-    let state: Mutex<RegistryState>
+    let shutdownRequest = Locked<(@Sendable () -> Void)?>(nil)
+    let state: Locked<RegistryState>
     /// The port the server listens on, once it does (`getGlobalOption` reports it).
-    let listeningPort = Mutex<Int?>(nil)
+    let listeningPort = Locked<Int?>(nil)
     /// Counts the changes of the lists' shape, for the dashboard (`peregrine.listRevision`).
     let listRevision = ListRevision()
     /// The downloads by status, kept between changes (`tellActive`, `tellWaiting`, `getGlobalStat`).
     let statusIndexCache = StatusIndexCache()
     /// A fleet service's client calls now waiting for the database (``fleetCallsWaitingLimit``).
-    let fleetCallsWaiting = Mutex(0)
+    let fleetCallsWaiting = Locked(0)
     /// Whether ``beginDrain()`` was called.
-    let draining = Mutex(false)
+    let draining = Locked(false)
     /// What `/metrics` reports.
     public let metrics = ServiceMetrics(
         methods: RPCDispatcher.aria2Methods + RPCDispatcher.peregrineMethods + RPCDispatcher.dashboardMethods)
@@ -104,7 +105,7 @@ public final class RPCDispatcher: Sendable {
         self.hub = hub
         var generator = SystemRandomNumberGenerator()
         self.sessionID = (0..<5).map { _ in GID.random(using: &generator).description }.joined().prefix(40).description
-        self.state = Mutex(RegistryState())
+        self.state = Locked(RegistryState())
         adoptTasks()
     }
 

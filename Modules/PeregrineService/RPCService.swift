@@ -34,8 +34,8 @@ public final class RPCService: Service, Sendable {
     private let configuration: RPCServiceConfiguration
     private let logger: Logger
     private let hub: NotificationHub
-    private let port = Mutex<Int?>(nil)
-    private let shutdown = Mutex<(requested: Bool, trigger: (@Sendable () -> Void)?)>((false, nil))
+    private let port = Locked<Int?>(nil)
+    private let shutdown = Locked<(requested: Bool, trigger: (@Sendable () -> Void)?)>((false, nil))
 
     /// Creates the service on `manager`; nothing listens until ``run()``.
     public init(manager: DownloadManager, configuration: RPCServiceConfiguration, logger: Logger) {

@@ -1,5 +1,6 @@
 import CoreMetrics
 import Peregrine
+import PeregrineCore
 import Prometheus
 import Synchronization
 
@@ -22,19 +23,19 @@ public final class ServiceMetrics: Sendable {
     private let calls: [String: (count: CoreMetrics.Counter, time: CoreMetrics.Timer)]
     private let unknownCalls: CoreMetrics.Counter
     private let finished: CoreMetrics.Counter
-    private let failures: Mutex<[String: CoreMetrics.Counter]>
-    private let retries: Mutex<[String: CoreMetrics.Counter]>
+    private let failures: Locked<[String: CoreMetrics.Counter]>
+    private let retries: Locked<[String: CoreMetrics.Counter]>
     private let prometheusFactory: PrometheusMetricsFactory
     private let received: CoreMetrics.Counter
     /// Each running download's bytes at its last event, and the length it announced: received
     /// bytes count once.
-    private let progress = Mutex<[String: (received: Int64, expected: Int64?)]>([:])
+    private let progress = Locked<[String: (received: Int64, expected: Int64?)]>([:])
     private let downloads: [String: CoreMetrics.Gauge]
     private let speed: CoreMetrics.Gauge
     private let webSocketClients: CoreMetrics.Gauge
     private let droppedNotifications: CoreMetrics.Counter
     /// The hub's count at the last scrape: the counter moves by the difference.
-    private let droppedSoFar = Mutex(0)
+    private let droppedSoFar = Locked(0)
 
     /// The factory whose metrics `/metrics` serves: what the service's parts report through
     /// swift-metrics (a fleet worker's `peregrine_fleet_…`) goes there.
@@ -68,8 +69,8 @@ public final class ServiceMetrics: Sendable {
         unknownCalls = CoreMetrics.Counter(
             label: "peregrine_rpc_calls_total", dimensions: [("method", "unknown")], factory: factory)
         finished = CoreMetrics.Counter(label: "peregrine_downloads_finished_total", factory: factory)
-        failures = Mutex([:])
-        retries = Mutex([:])
+        failures = Locked([:])
+        retries = Locked([:])
         received = CoreMetrics.Counter(label: "peregrine_received_bytes_total", factory: factory)
         var downloads: [String: CoreMetrics.Gauge] = [:]
         for status in Self.statuses {
@@ -127,7 +128,7 @@ public final class ServiceMetrics: Sendable {
 
     /// The counter of `label` for `reason`'s code, made at its first use (codes are a closed set).
     private func counter(
-        in counters: borrowing Mutex<[String: CoreMetrics.Counter]>, _ label: String, _ reason: FailureReason
+        in counters: borrowing Locked<[String: CoreMetrics.Counter]>, _ label: String, _ reason: FailureReason
     )
         -> CoreMetrics.Counter
     {

@@ -1,3 +1,4 @@
+import PeregrineCore
 import Synchronization
 
 /// The downloads grouped by aria2 status, in list order: what `tellActive`, `tellWaiting` and
@@ -27,7 +28,7 @@ struct StatusIndex: Sendable {
 final class StatusIndexCache: Sendable {
     private let generation = Atomic<UInt64>(0)
     private let isFollowing = Atomic<Bool>(false)
-    private let cached = Mutex<(generation: UInt64, index: StatusIndex)?>(nil)
+    private let cached = Locked<(generation: UInt64, index: StatusIndex)?>(nil)
 
     /// Something may have changed: the next read builds the index anew.
     func invalidate() {

@@ -48,7 +48,7 @@ public struct TaskRequestOptions: Sendable {
 /// options are stored and reported but not applied. A change applies from the task's next
 /// transfer. Thread-safe; ``adapt(_:for:)`` takes one lock and copies a small value.
 public final class TaskRequestTable: RequestAdapter, Sendable {
-    private let entries = Mutex<[String: TaskRequestOptions]>([:])
+    private let entries = Locked<[String: TaskRequestOptions]>([:])
     private let next: (any RequestAdapter)?
 
     /// Creates an empty table; `next` adapts requests after it (authentication, say).

@@ -1,3 +1,4 @@
+import PeregrineCore
 import Synchronization
 
 /// A ``TaskStore`` that keeps everything in memory: the test double, shipped as part of the
@@ -14,14 +15,14 @@ public final class InMemoryTaskStore: TaskStore {
     }
 
     public let identifier: String
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     /// A store holding `snapshot` at first.
     public init(identifier: String = "default", snapshot: StoreSnapshot = StoreSnapshot()) {
         self.identifier = identifier
         var initial = State(snapshot: snapshot)
         for (index, task) in snapshot.tasks.enumerated() { initial.positions[task.urlString] = index }
-        self.state = Mutex(initial)
+        self.state = Locked(initial)
     }
 
     public func load() throws(StoreError) -> StoreSnapshot {

@@ -1,3 +1,4 @@
+import PeregrineCore
 import PeregrineStorage
 import Synchronization
 import Testing
@@ -297,6 +298,6 @@ public struct TaskStoreConformance: Sendable {
 
 /// Durability callbacks and errors, counted from many threads.
 private final class Tally: Sendable {
-    let callbacks = Mutex<[Int: Int]>([:])
-    let errors = Mutex<[StoreError]>([])
+    let callbacks = Locked<[Int: Int]>([:])
+    let errors = Locked<[StoreError]>([])
 }

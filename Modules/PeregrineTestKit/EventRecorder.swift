@@ -1,3 +1,4 @@
+import PeregrineCore
 import Synchronization
 
 /// Collects the elements of an `AsyncStream` as they arrive — a manager's events, say — and
@@ -19,7 +20,7 @@ public final class EventRecorder<Event: Sendable>: Sendable {
     }
 
     private final class Box: Sendable {
-        let state = Mutex(State())
+        let state = Locked(State())
     }
 
     private let box = Box()

@@ -1,3 +1,4 @@
+import PeregrineCore
 import Synchronization
 
 #if canImport(FoundationEssentials)
@@ -54,7 +55,7 @@ public final class ThumbnailDiskStorage: Sendable {
 
     /// The configuration.
     public let config: Config
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// A storage over `config.directory` (nothing is read until first use).
     public init(config: Config) {

@@ -1,4 +1,5 @@
 import Dispatch
+import PeregrineCore
 import Synchronization
 
 /// Runs thumbnail jobs on Dispatch's global threads, at most `limit` at a time, in the order
@@ -13,7 +14,7 @@ final class ThumbnailJobQueue: Sendable {
     }
 
     private let limit: Int
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(limit: Int) {
         self.limit = max(1, limit)

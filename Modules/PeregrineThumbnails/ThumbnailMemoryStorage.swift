@@ -1,3 +1,4 @@
+import PeregrineCore
 import Synchronization
 
 /// The memory half of the thumbnail cache: least recently used entries go first once either the
@@ -21,7 +22,7 @@ public final class ThumbnailMemoryStorage: Sendable {
 
     /// The limits this storage keeps.
     public let config: Config
-    private let entries = Mutex(LeastRecentlyUsedList<ThumbnailCacheKey, Thumbnail>())
+    private let entries = Locked(LeastRecentlyUsedList<ThumbnailCacheKey, Thumbnail>())
 
     /// An empty storage.
     public init(config: Config = Config()) {

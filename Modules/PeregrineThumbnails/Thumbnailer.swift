@@ -1,3 +1,4 @@
+import PeregrineCore
 import Synchronization
 
 #if canImport(FoundationEssentials)
@@ -73,7 +74,7 @@ public final class Thumbnailer: Sendable {
     /// Where persisted custom thumbnails live, when configured.
     public let customThumbnailDirectory: CustomThumbnailDirectory?
     private let jobs: ThumbnailJobQueue
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// A thumbnailer; nothing is read from disk until used.
     public init(configuration: Configuration = Configuration()) {

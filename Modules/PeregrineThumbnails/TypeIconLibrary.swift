@@ -1,3 +1,4 @@
+import PeregrineCore
 import Synchronization
 
 #if canImport(FoundationEssentials)
@@ -33,7 +34,7 @@ public final class TypeIconLibrary: Sendable {
     public let customIconDirectory: String?
     /// The largest icon height made; larger requests get this height.
     public let maximumHeight: Int
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let limits = ImageDecodingLimits(maximumFileBytes: 16 << 20, maximumDecodedPixels: 16_000_000)
 
     /// A library with the built-in icons and, when given, the `<EXT>.png` files of

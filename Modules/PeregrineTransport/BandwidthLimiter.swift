@@ -1,3 +1,4 @@
+import PeregrineCore
 import Synchronization
 
 /// A token bucket shared by every transfer under one speed limit: a task's, a list's, or a
@@ -57,7 +58,7 @@ public final class BandwidthLimiter: Sendable, Hashable, CustomStringConvertible
         }
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
     private let clock: Clock
     /// How far ahead of the charges the allowance may grow while nothing is received, in time
     /// at the rate: what a transfer may take at once after being idle.
@@ -76,7 +77,7 @@ public final class BandwidthLimiter: Sendable, Hashable, CustomStringConvertible
     ) {
         self.clock = clock
         self.burst = max(burst, .zero)
-        state = Mutex(State(limit: limit, updated: clock()))
+        state = Locked(State(limit: limit, updated: clock()))
     }
 
     /// A clock reading the system's continuous clock from the moment it was made.

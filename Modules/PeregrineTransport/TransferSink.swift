@@ -1,3 +1,4 @@
+import PeregrineCore
 import Synchronization
 
 /// Where a transfer's body bytes go.
@@ -33,7 +34,7 @@ public struct SinkWriteError: Error, Sendable, Hashable, CustomStringConvertible
 
 /// A sink that keeps the body in memory; for tests and small resources.
 public final class MemorySink: TransferSink {
-    private let storage = Mutex<[UInt8]>([])
+    private let storage = Locked<[UInt8]>([])
     private let limit: Int
 
     /// Creates a sink that refuses to hold more than `limit` bytes.
@@ -64,7 +65,7 @@ public final class MemorySink: TransferSink {
 
 /// A sink that throws the bytes away and counts them.
 public final class DiscardingSink: TransferSink {
-    private let total = Mutex<Int64>(0)
+    private let total = Locked<Int64>(0)
 
     /// Creates a sink.
     public init() {}

@@ -1,3 +1,4 @@
+import PeregrineCore
 import PeregrineMockTransport
 import PeregrineTransport
 import Synchronization
@@ -136,7 +137,7 @@ private final class EventRecorder: Sendable {
         var actionTaken = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let bases: ConformanceBases
 
     init(bases: ConformanceBases) { self.bases = bases }
@@ -199,7 +200,7 @@ private final class FrozenLimiter: Sendable {
         let count = Atomic<Int>(0)
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let clockReadings = Readings()
     let limiter: BandwidthLimiter
 
@@ -271,7 +272,7 @@ private final class FrozenLimiter: Sendable {
 
 /// The transfer's identifier, for a handler that may run before `start` has returned it.
 private final class TransferIDBox: Sendable {
-    private let value = Mutex<TransferID?>(nil)
+    private let value = Locked<TransferID?>(nil)
 
     func set(_ id: TransferID) { value.withLock { $0 = id } }
 

@@ -1,3 +1,4 @@
+import PeregrineCore
 import PeregrineTransport
 import Synchronization
 
@@ -14,7 +15,7 @@ public final class ConformanceSink: TransferSink {
         var flushedAfterLastWrite = true
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let failure: (limit: Int64, errno: Int32)?
 
     /// Creates a sink; with `failingAfter`, writes beyond that many bytes store what fits and throw.

@@ -1,3 +1,4 @@
+import PeregrineCore
 import PeregrineMockTransport
 import Synchronization
 
@@ -35,7 +36,7 @@ public final class LoopbackHTTPServer: Sendable {
         var acceptedCount = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Creates a server for `routes`; it listens only after ``start()``.
     public init(serving routes: MockServer) {

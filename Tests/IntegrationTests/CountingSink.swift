@@ -1,10 +1,11 @@
+import PeregrineCore
 import PeregrineTransport
 import Synchronization
 
 /// A sink that passes writes on to another sink and counts them.
 final class CountingSink: TransferSink {
     private let target: any TransferSink
-    private let counts = Mutex<(bytes: Int64, writes: Int)>((0, 0))
+    private let counts = Locked<(bytes: Int64, writes: Int)>((0, 0))
 
     /// Wraps `target`.
     init(_ target: any TransferSink) {

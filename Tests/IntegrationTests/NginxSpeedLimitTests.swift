@@ -14,7 +14,7 @@ struct NginxSpeedLimitTests {
     /// A sink that runs `action` once, on the transport's thread, when `threshold` bytes were written.
     final class ThresholdSink: TransferSink {
         private let target = MemorySink()
-        private let written = Mutex<Int64>(0)
+        private let written = Locked<Int64>(0)
         private let threshold: Int64
         private let action: @Sendable () -> Void
 
@@ -91,7 +91,7 @@ struct NginxSpeedLimitTests {
         // the transfer paused; a little later, from another thread, the limit goes away. Only a
         // transport that asks its limiters again while holding a transfer back finishes in time.
         let lowered = try SpeedLimit(bytesPerSecond: 1024)
-        let delaysBeforeDrop = Mutex(0)
+        let delaysBeforeDrop = Locked(0)
         let sink = ThresholdSink(threshold: 1 << 20) {
             limiter.limit = lowered
             delaysBeforeDrop.withLock { $0 = limiter.delayCount }

@@ -1,3 +1,4 @@
+import PeregrineCore
 import PeregrineTransport
 import Synchronization
 
@@ -6,7 +7,7 @@ import Synchronization
 /// thread, the moment an event arrives.
 final class TransferMonitor: Sendable {
     private let transport: any Transport
-    private let state = Mutex<State>(State())
+    private let state = Locked<State>(State())
 
     private struct State {
         var id: TransferID?

@@ -34,7 +34,7 @@ struct ChallengeHandlerTests {
 
     @Test func transferHandlerSuppliesTheCredentialAndSeesTheChallenge() async throws {
         let fixture = protectedFixture()
-        let seen = Mutex<[ReceivedChallenge]>([])
+        let seen = Locked<[ReceivedChallenge]>([])
         let (result, _) = try await run(
             fixture,
             handler: .closure { challenge in
@@ -57,7 +57,7 @@ struct ChallengeHandlerTests {
 
     @Test func handlerIsAskedAgainWithTheFailureCountAndMayCorrectItself() async throws {
         let fixture = protectedFixture()
-        let counts = Mutex<[Int]>([])
+        let counts = Locked<[Int]>([])
         let (result, _) = try await run(
             fixture,
             handler: .closure { challenge in
@@ -105,7 +105,7 @@ struct ChallengeHandlerTests {
     }
 
     @Test func sessionHandlerDecidesWhenTheTransferHandlerDefers() async throws {
-        let asked = Mutex<[String]>([])
+        let asked = Locked<[String]>([])
         let fixture = protectedFixture(
             .init(
                 challengeHandler: .closure { _ in
@@ -142,7 +142,7 @@ struct ChallengeHandlerTests {
             .file(MockAuthFixture.body).requiringAuthorization(
                 Self.header, challenges: [#"Digest realm="D", nonce="n", qop="auth""#, Self.challenge]),
             for: "/f")
-        let schemes = Mutex<[AuthenticationScheme]>([])
+        let schemes = Locked<[AuthenticationScheme]>([])
         let (result, _) = try await run(
             fixture,
             handler: .closure { challenge in

@@ -84,7 +84,7 @@ struct DigestMockTransferTests {
         let first = #"Digest realm="files", nonce="OLD", qop="auth""#
         let stale = #"Digest realm="files", nonce="NEW", qop="auth", stale=true"#
         let credential = Credential(user: "alice", password: "secret")
-        let asked = Mutex(0)
+        let asked = Locked(0)
         let fixture = MockAuthFixture(
             configuration: .init(
                 challengeHandler: .closure { _ in

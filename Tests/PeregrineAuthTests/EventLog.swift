@@ -1,9 +1,10 @@
+import PeregrineCore
 import PeregrineTransport
 import Synchronization
 
 /// Records a transfer's events and lets a test await its completion without sleeping.
 final class EventLog: Sendable {
-    private let recorded = Mutex<[TransferEvent]>([])
+    private let recorded = Locked<[TransferEvent]>([])
     private let stream: AsyncStream<Result<TransferSummary, TransportError>>
     private let continuation: AsyncStream<Result<TransferSummary, TransportError>>.Continuation
 

@@ -29,7 +29,7 @@ final class ScriptedTransport: Transport {
         var requests: [TransferID: TransferRequest] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     func start(
         _ request: TransferRequest, sink: any TransferSink, events: @escaping @Sendable (TransferEvent) -> Void

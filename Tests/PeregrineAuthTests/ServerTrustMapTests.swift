@@ -48,7 +48,7 @@ struct ServerTrustMapTests {
     }
 
     @Test func insecureHostWarnsEachTimeItsPolicyIsHandedOut() throws {
-        let warnings = Mutex<[ServerTrustWarning]>([])
+        let warnings = Locked<[ServerTrustWarning]>([])
         let map = try ServerTrustMap(
             evaluations: ["legacy.local": .insecure], onWarning: { warning in warnings.withLock { $0.append(warning) } }
         )

@@ -125,7 +125,7 @@ struct ServerTrustNginxTests {
     @Test func insecureOptOutAcceptsAndWarns() async throws {
         let fixture = try await Fixture.start { _, bad in bad.selfSignedListener }
         defer { fixture.stop() }
-        let warnings = Mutex<[ServerTrustWarning]>([])
+        let warnings = Locked<[ServerTrustWarning]>([])
 
         let (result, digest) = try await fixture.download(
             with: try ServerTrustMap(

@@ -218,7 +218,7 @@ struct ServerTrustRedirectTests {
     @Test func insecureRedirectTargetIsReportedWhenItIsReached() async throws {
         let fixture = try await Fixture.start()
         defer { fixture.stop() }
-        let warnings = Mutex<[ServerTrustWarning]>([])
+        let warnings = Locked<[ServerTrustWarning]>([])
 
         let (result, _, digest) = try await fixture.download(
             with: try ServerTrustMap(

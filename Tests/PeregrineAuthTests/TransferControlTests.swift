@@ -67,7 +67,7 @@ struct TransferControlTests {
 
     @Test func cancelFromInsideTheEventHandlerReachesTheAttemptAtOnce() throws {
         let (scripted, transport) = make()
-        let box = Mutex<TransferID?>(nil)
+        let box = Locked<TransferID?>(nil)
         let log = EventLog()
         let handler = log.handler
         let id = transport.start(try TransferRequest(url: Self.url), sink: MemorySink()) { event in
@@ -84,7 +84,7 @@ struct TransferControlTests {
 
     @Test func cancelWhileAHandlerDecidesCompletesAtOnceAndStartsNothing() async throws {
         let (asked, askedContinuation) = AsyncStream<Void>.makeStream()
-        let release = Mutex<CheckedContinuation<ChallengeDisposition, Never>?>(nil)
+        let release = Locked<CheckedContinuation<ChallengeDisposition, Never>?>(nil)
         let (scripted, transport) = make(
             .init(
                 challengeHandler: .closure { _ in

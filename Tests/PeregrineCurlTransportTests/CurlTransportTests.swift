@@ -69,8 +69,8 @@ struct CurlTransportTests {
         let sink = MemorySink(limit: 8 << 20)
         let paused = AsyncStream<Void>.makeStream()
         let transport = fixture.transport
-        let idBox = Mutex<TransferID?>(nil)
-        let didPause = Mutex(false)
+        let idBox = Locked<TransferID?>(nil)
+        let didPause = Locked(false)
         let recorder = TransferRecorder { event in
             guard case .progress = event else { return }
             let first = didPause.withLock { done in

@@ -1,4 +1,5 @@
 import Dispatch
+import PeregrineCore
 import PeregrineEngine
 import Synchronization
 import Testing
@@ -85,7 +86,7 @@ import Testing
 
 /// How many times each job ran.
 private final class Counts: Sendable {
-    private let counts = Mutex<[Int: Int]>([:])
+    private let counts = Locked<[Int: Int]>([:])
     func add(_ job: Int) { counts.withLock { $0[job, default: 0] += 1 } }
     var all: [Int: Int] { counts.withLock { $0 } }
 }

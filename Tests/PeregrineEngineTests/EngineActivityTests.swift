@@ -102,7 +102,7 @@ struct EngineActivityTests {
     @Test func aPerCallHandlerReplacesTheEnginesHandlerOnce() throws {
         let h = try EngineHarness()
         h.serve("/a.bin", count: 10)
-        let mine = Locked<[String]>([])
+        let mine = Shared<[String]>([])
         h.engine.download([h.url("/a.bin"), h.url("/missing")]) { url, result in
             mine.withLock { $0.append("\(url) \((try? result.get()) != nil)") }
         }

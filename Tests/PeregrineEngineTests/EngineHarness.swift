@@ -19,7 +19,7 @@ final class EngineHarness: Sendable {
     let scratch: TemporaryDirectory
     let engine: DownloadEngine
     let recorder: EventRecorder
-    let completions = Locked<[(String, Result<URL, FailureReason>)]>([])
+    let completions = Shared<[(String, Result<URL, FailureReason>)]>([])
 
     init(
         chunkSize: Int = 64 << 10, coordinator: Coordinator = Coordinator(),
@@ -118,9 +118,9 @@ final class EventRecorder: Sendable {
 }
 
 /// A mutex in a class, so that closures can share it.
-final class Locked<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
-    init(_ value: Value) { mutex = Mutex(value) }
+final class Shared<Value: Sendable>: Sendable {
+    private let mutex: Locked<Value>
+    init(_ value: Value) { mutex = Locked(value) }
     func withLock<Result>(_ body: (inout Value) -> Result) -> Result {
         mutex.withLock { value in
             var copy = value

@@ -159,7 +159,7 @@ struct EngineNamingTests {
         ("image/png;", "image/png"), (" ; x", ""), ("IMAGE/Ä", "image/ä"),
     ])
     func theMIMETypeIsTheContentTypeWithoutItsParameters(_ header: String, _ expected: String) throws {
-        let seen = Mutex<[String]>([])
+        let seen = Locked<[String]>([])
         let h = try EngineHarness {
             $0.fileKindClassifier = { _, mime in
                 if let mime { seen.withLock { $0.append(mime) } }

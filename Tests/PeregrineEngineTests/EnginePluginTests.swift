@@ -60,7 +60,7 @@ struct EnginePluginTests {
             }
             func flush() throws { try downstream.flush() }
         }
-        let contexts = Locked<[String]>([])
+        let contexts = Shared<[String]>([])
         func sink(wrapping sink: any TransferSink, for task: TaskContext) -> any TransferSink {
             contexts.withLock { $0.append("\(task.url.string) \(task.startOffset) \(task.checksum ?? "-")") }
             return Counter(sink, start: task.startOffset)
@@ -92,7 +92,7 @@ struct EnginePluginTests {
     }
 
     final class RecordLog: TaskRecordObserver, @unchecked Sendable {
-        let changes = Locked<[TaskRecordChange]>([])
+        let changes = Shared<[TaskRecordChange]>([])
         func engineDidChange(_ changes: [TaskRecordChange]) { self.changes.withLock { $0 += changes } }
     }
 
@@ -156,7 +156,7 @@ struct EnginePluginTests {
 
     /// Takes its time over a stopped task's record, as a store's sync does on a busy disk.
     final class SlowStopLog: TaskRecordObserver, @unchecked Sendable {
-        let stoppedOffsets = Locked<[Int64]>([])
+        let stoppedOffsets = Shared<[Int64]>([])
         func engineDidChange(_ changes: [TaskRecordChange]) {
             for change in changes {
                 guard case .upsert(let record) = change.kind, record.state == .stopped,
@@ -258,8 +258,8 @@ struct EnginePluginTests {
     /// task at once and in its afterwards closure, which would trap ("recursive call to lock") if
     /// either ran under the engine's lock.
     final class EventLogObserver: EngineEventObserver, @unchecked Sendable {
-        let sections = Locked<[(section: UInt64, events: [EngineEvent])]>([])
-        let statesAfterwards = Locked<[DownloadState]>([])
+        let sections = Shared<[(section: UInt64, events: [EngineEvent])]>([])
+        let statesAfterwards = Shared<[DownloadState]>([])
         weak var engine: DownloadEngine?
 
         var events: [EngineEvent] {

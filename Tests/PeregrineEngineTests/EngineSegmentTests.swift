@@ -425,8 +425,8 @@ struct EngineSegmentTests {
 /// got one.
 final class SinkKeepingVerifier: TaskFileVerifier {
     let base = ChecksumTaskVerifier(digests: OpenSSLDigests())
-    let hashingSinks = Mutex<[HashingSink]>([])
-    let verdictSinks = Mutex<[Bool]>([])
+    let hashingSinks = Locked<[HashingSink]>([])
+    let verdictSinks = Locked<[Bool]>([])
 
     func validate(checksum specification: String) throws(VerificationError) {
         try base.validate(checksum: specification)

@@ -166,7 +166,7 @@ struct EngineVerificationTests {
 
     /// Retries once more whatever failed, and records what it was asked.
     final class OneMoreRetry: RetryPolicy, @unchecked Sendable {
-        let asked = Locked<[String]>([])
+        let asked = Shared<[String]>([])
         func decision(after failure: TransferFailure, for task: TaskContext) -> RetryDecision {
             asked.withLock { $0.append("\(failure.reason.code) \(task.retryCount)") }
             return task.retryCount < 2 ? .retry : .fail
@@ -343,7 +343,7 @@ struct EngineVerificationTests {
 
 /// OpenSSL's digests, counting the bytes they hash.
 final class CountingDigests: DigestProvider {
-    let hashedBytes = Mutex(0)
+    let hashedBytes = Locked(0)
 
     func makeDigest(_ algorithm: DigestAlgorithm) throws(VerificationError) -> any IncrementalDigest {
         Counting(inner: try OpenSSLDigests().makeDigest(algorithm), owner: self)

@@ -1,3 +1,4 @@
+import PeregrineCore
 import Synchronization
 import TestSupport
 
@@ -17,7 +18,7 @@ enum FleetPostgres {
     }
 
     /// The server, for the exit handler.
-    static let running = Mutex<PostgresServer?>(nil)
+    static let running = Locked<PostgresServer?>(nil)
 
     private static let counter = Atomic<Int>(0)
 

@@ -20,8 +20,8 @@ struct MockTransportControlTests {
     @Test func cancelFromTheHandlerAt40PercentWritesNothingMore() async {
         let transport = MockTransport(server: server)
         let sink = RecordingSink()
-        let id = Mutex<TransferID?>(nil)
-        let bytesAtCancel = Mutex<Int64?>(nil)
+        let id = Locked<TransferID?>(nil)
+        let bytesAtCancel = Locked<Int64?>(nil)
         let (events, continuation) = AsyncStream<TransferEvent>.makeStream()
         let started = transport.start(request, sink: sink) { event in
             continuation.yield(event)

@@ -95,14 +95,14 @@ private func describe(_ event: TransferEvent) -> String {
 
 /// Lines appended from event handlers.
 private final class TraceLog: Sendable {
-    private let stored = Mutex<[String]>([])
+    private let stored = Locked<[String]>([])
     func append(_ line: String) { stored.withLock { $0.append(line) } }
     var lines: [String] { stored.withLock { $0 } }
 }
 
 /// A transfer's identifier, set once `start` returned (manual mode delivers nothing before).
 private final class TransferIDCell: Sendable {
-    private let stored = Mutex<TransferID?>(nil)
+    private let stored = Locked<TransferID?>(nil)
     var value: TransferID {
         get { stored.withLock { $0 }! }
         set { stored.withLock { $0 = newValue } }

@@ -80,7 +80,7 @@ struct MockTransportSteppingTests {
         server.setRoute(.file(.generated(seed: 1, count: 3 * 65536)).throttled(toBytesPerSecond: 65536), for: "/a")
         server.setRoute(.file(.generated(seed: 2, count: 3 * 65536)).throttled(toBytesPerSecond: 2 * 65536), for: "/b")
         let transport = MockTransport(server: server, mode: .manual)
-        let trace = Mutex<[String]>([])
+        let trace = Locked<[String]>([])
         for name in ["a", "b"] {
             _ = transport.start(try! TransferRequest(url: "http://mock.test/" + name), sink: DiscardingSink()) {
                 event in

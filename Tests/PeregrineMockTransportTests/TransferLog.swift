@@ -1,3 +1,4 @@
+import PeregrineCore
 import PeregrineMockTransport
 import PeregrineTransport
 import Synchronization
@@ -10,7 +11,7 @@ final class TransferLog: Sendable {
         var description: String { "\(time) \(event)" }
     }
 
-    private let entries = Mutex<[Entry]>([])
+    private let entries = Locked<[Entry]>([])
     private let transport: MockTransport
     private let reaction: (@Sendable (TransferEvent, MockTransport) -> Void)?
 
@@ -103,7 +104,7 @@ final class RecordingSink: TransferSink {
         var writes: [(offset: Int64, count: Int)] = []
         var flushes = 0
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let failure: SinkWriteError?
 
     init(failingWith failure: SinkWriteError? = nil) { self.failure = failure }

@@ -1,4 +1,5 @@
 import Foundation
+import PeregrineCore
 import PeregrinePostgresStorage
 import PeregrineStorageTestKit
 import Synchronization
@@ -175,7 +176,7 @@ struct PostgresQueueLimitsTests {
 
 /// What concurrent owners hold, by origin, as they see it.
 private final class Tally: Sendable {
-    let holding = Mutex<[String: Int]>([:])
-    let highest = Mutex(0)
+    let holding = Locked<[String: Int]>([:])
+    let highest = Locked(0)
     let total = Atomic(0)
 }

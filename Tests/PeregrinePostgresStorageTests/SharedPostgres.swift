@@ -1,3 +1,4 @@
+import PeregrineCore
 import Synchronization
 import TestSupport
 
@@ -18,7 +19,7 @@ enum SharedPostgres {
     }
 
     /// The server, for the exit handler.
-    static let running = Mutex<PostgresServer?>(nil)
+    static let running = Locked<PostgresServer?>(nil)
 
     private static let counter = Atomic<Int>(0)
 

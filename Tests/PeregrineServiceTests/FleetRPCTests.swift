@@ -1,5 +1,6 @@
 import Foundation
 import Peregrine
+import PeregrineCore
 import PeregrineService
 import Synchronization
 import TestSupport
@@ -14,11 +15,11 @@ import Testing
         let queue = "fleet"
         let owner = "this-service"
         let leaseDuration = Duration.seconds(30)
-        let entriesByURL = Mutex<[String: QueuedTask]>([:])
+        let entriesByURL = Locked<[String: QueuedTask]>([:])
         let isReachable = Atomic<Bool>(true)
 
         /// How many tasks each `enqueue` call carried.
-        let enqueueCalls = Mutex<[Int]>([])
+        let enqueueCalls = Locked<[Int]>([])
 
         func enqueue(_ tasks: [StoredTask]) throws(StoreError) -> [String] {
             try check()
@@ -45,7 +46,7 @@ import Testing
             return entriesByURL.withLock { entries in entries.filter { urls.contains($0.key) } }
         }
         /// The order of addition and of ending, as the queue numbers them.
-        let orders = Mutex<(added: [String: Int], ended: [String: Int64], lastEnded: Int64)>(([:], [:], 0))
+        let orders = Locked<(added: [String: Int], ended: [String: Int64], lastEnded: Int64)>(([:], [:], 0))
 
         func page(_ phase: QueuePhase, offset: Int, count: Int) throws(StoreError) -> [QueuedTask] {
             try check()

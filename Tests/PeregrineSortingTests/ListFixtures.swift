@@ -6,9 +6,9 @@ import Testing
 
 /// A clock the tests set and advance by hand.
 final class ManualClock: Sendable {
-    private let current: Mutex<Date>
+    private let current: Locked<Date>
 
-    init(_ date: Date) { current = Mutex(date) }
+    init(_ date: Date) { current = Locked(date) }
 
     var now: Date { current.withLock { $0 } }
 

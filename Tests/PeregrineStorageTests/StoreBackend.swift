@@ -1,3 +1,4 @@
+import PeregrineCore
 import PeregrineJSONStorage
 import PeregrineJournal
 import PeregrinePlistStorage
@@ -156,6 +157,6 @@ final class SlowCountingDisk: Sendable {
 
 /// A value behind a lock, shared by reference with escaping closures.
 final class Shared<Value: Sendable>: Sendable {
-    let value: Mutex<Value>
-    init(_ initial: Value) { value = Mutex(initial) }
+    let value: Locked<Value>
+    init(_ initial: Value) { value = Locked(initial) }
 }

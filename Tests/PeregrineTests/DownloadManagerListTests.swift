@@ -1,5 +1,6 @@
 import Foundation
 import Peregrine
+import PeregrineCore
 import Testing
 
 @Suite struct DownloadManagerListTests {
@@ -78,7 +79,7 @@ import Testing
         try h.manager.download(Array(urls[0..<2]))
         let before = h.manager.downloadList
         let manager = h.manager
-        let added = Locked(false)
+        let added = Shared(false)
         do {
             try manager.sortListBy(
                 order: .ascending,

@@ -1,5 +1,6 @@
 import Foundation
 import Peregrine
+import PeregrineCore
 import Testing
 
 @Suite struct DownloadManagerOperationTests {
@@ -97,7 +98,7 @@ import Testing
         h.runUntilIdle()
         let kept = try #require(h.manager.filePath(ofTask: urls[1]))
         let removed = try #require(h.manager.filePath(ofTask: urls[0]))
-        let calls = Locked<[String]>([])
+        let calls = Shared<[String]>([])
         h.manager.deleteCompletionHandler = { url, _, count, index in
             calls.withLock { $0.append("\(url) \(index)/\(count)") }
         }
@@ -184,11 +185,11 @@ import Testing
         let h = try ManagerHarness()
         let url = h.url("/missing.bin")
         h.server.setRoute(.status(404), for: "/missing.bin")
-        let global = Locked<[String]>([])
+        let global = Shared<[String]>([])
         h.manager.taskSuccessOrFailHandler = { url, result in
             global.withLock { $0.append("\(url) \((try? result.get()) == nil ? "failed" : "ok")") }
         }
-        let own = Locked<Int>(0)
+        let own = Shared<Int>(0)
         try h.manager.download([url], successOrFailHandler: { _, _ in own.withLock { $0 += 1 } })
         h.runUntilIdle()
         #expect(h.state(url).isFailed)

@@ -1,5 +1,6 @@
 import Foundation
 import Peregrine
+import PeregrineCore
 import PeregrineMockTransport
 import Testing
 
@@ -57,7 +58,7 @@ import Testing
         let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         #expect(files.filter { $0.hasSuffix(".thumb") }.count == 1)
 
-        let calls = Locked(0)
+        let calls = Shared(0)
         let second = try ManagerHarness(snapshot: first.snapshot, scratch: first.scratch, server: first.server) {
             $0.thumbnails.imageProcessor = CountingThumbnailProcessor(
                 wrapping: $0.thumbnails.imageProcessor, calls: calls)
@@ -138,9 +139,9 @@ import Testing
 /// Passes thumbnails through to another processor, counting the calls.
 struct CountingThumbnailProcessor: ThumbnailProcessor {
     let inner: any ThumbnailProcessor
-    let calls: Locked<Int>
+    let calls: Shared<Int>
 
-    init(wrapping inner: any ThumbnailProcessor, calls: Locked<Int>) {
+    init(wrapping inner: any ThumbnailProcessor, calls: Shared<Int>) {
         self.inner = inner
         self.calls = calls
     }

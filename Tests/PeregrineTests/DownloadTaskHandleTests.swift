@@ -1,5 +1,6 @@
 import Foundation
 import Peregrine
+import PeregrineCore
 import PeregrineCurlTransport
 import PeregrineMockTransport
 import TestSupport
@@ -9,7 +10,7 @@ import Testing
     @Test func handleReportsProgressAndSuccess() async throws {
         let h = try ManagerHarness()
         h.serve("/big.bin", count: 1_000_000)
-        let progress = Locked<[Int64]>([])
+        let progress = Shared<[Int64]>([])
         let (done, finished) = AsyncStream<URL>.makeStream()
         let handle = try h.manager.download(h.url("/big.bin"), fileName: "named.bin")
             .progress { report in progress.withLock { $0.append(report.receivedBytes) } }
@@ -22,7 +23,7 @@ import Testing
         #expect(location?.lastPathComponent == "named.bin")
         #expect(!progress.withLock { $0 }.isEmpty)
         // A closure added after the end is called at once with the outcome.
-        let late = Locked(false)
+        let late = Shared(false)
         handle.success { _ in late.withLock { $0 = true } }
         #expect(late.withLock { $0 })
     }
@@ -270,7 +271,7 @@ import Testing
     @Test func theLastProgressReportOfAFinishedDownloadIsComplete() async throws {
         let h = try ManagerHarness()
         h.serve("/small.bin", count: 700_000)
-        let reports = Locked<[Double]>([])
+        let reports = Shared<[Double]>([])
         let handle = try h.manager.download(h.url("/small.bin"))
             .progress { report in reports.withLock { $0.append(report.fractionCompleted) } }
         h.runUntilIdle()

@@ -1,5 +1,6 @@
 import Foundation
 import Peregrine
+import PeregrineCore
 import PeregrineStorage
 import Synchronization
 import Testing
@@ -13,11 +14,11 @@ import Testing
     final class DeferringStore: TaskStore {
         let inner = InMemoryTaskStore(identifier: "deferring")
         private let queue = DispatchQueue(label: "deferring-store")
-        let counts = Mutex((waited: 0, calledBack: 0))
+        let counts = Locked((waited: 0, calledBack: 0))
         /// How many records of a list (`putList`) it was given.
-        let listWrites = Mutex(0)
+        let listWrites = Locked(0)
         /// How many records of each task (`putTask`) it was given.
-        let taskWrites = Mutex<[String: Int]>([:])
+        let taskWrites = Locked<[String: Int]>([:])
         var identifier: String { inner.identifier }
 
         private func countLists(_ changes: [StoreChange]) {
@@ -111,7 +112,7 @@ import Testing
     @Test func eventsMadeInsideAGroupCommitReachSubscribersOnceItsBodyEnds() async throws {
         let h = try ManagerHarness { $0.downloadNewFileImmediately = false }
         let events = h.manager.events()
-        let added = Mutex<[String]>([])
+        let added = Locked<[String]>([])
         let consumer = Task {
             for await event in events {
                 if case .task(.added(let url)) = event { added.withLock { $0.append(url) } }

@@ -1,4 +1,5 @@
 import Foundation
+import PeregrineCore
 import PeregrineMockTransport
 import Testing
 
@@ -14,8 +15,8 @@ import Testing
     /// An in-memory store that calls `probe` before every write.
     final class ProbingStore: TaskStore, @unchecked Sendable {
         let inner: InMemoryTaskStore
-        let probe = Locked<(@Sendable () -> Void)?>(nil)
-        let probes = Locked(0)
+        let probe = Shared<(@Sendable () -> Void)?>(nil)
+        let probes = Shared(0)
 
         init() { inner = InMemoryTaskStore(identifier: "probing") }
 
@@ -48,7 +49,7 @@ import Testing
         let store = ProbingStore()
         let h = try ManagerHarness { $0.storeFactory = { _, _ in store } }
         let manager = h.manager
-        let reads = Locked(0)
+        let reads = Shared(0)
         store.probe.withLock {
             $0 = {
                 // The list layer's state lock, then the engine's.
@@ -59,7 +60,7 @@ import Testing
             }
         }
         let urls = h.serveFiles(4)
-        let finished = Locked(0)
+        let finished = Shared(0)
         for url in urls {
             // A handle's closure also calls the manager: it runs after every lock.
             try manager.download(url).success { _ in

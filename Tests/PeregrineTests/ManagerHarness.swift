@@ -1,5 +1,6 @@
 import Foundation
 import Peregrine
+import PeregrineCore
 import PeregrineMockTransport
 import Synchronization
 import TestSupport
@@ -108,9 +109,9 @@ final class ManagerEventRecorder: Sendable {
 }
 
 /// A value behind a mutex, shareable by closures.
-final class Locked<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
-    init(_ value: Value) { mutex = Mutex(value) }
+final class Shared<Value: Sendable>: Sendable {
+    private let mutex: Locked<Value>
+    init(_ value: Value) { mutex = Locked(value) }
     func withLock<Result>(_ body: (inout Value) -> Result) -> Result {
         mutex.withLock { value in
             var copy = value

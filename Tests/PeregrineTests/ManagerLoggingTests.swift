@@ -1,4 +1,5 @@
 import Peregrine
+import PeregrineCore
 import Synchronization
 import Testing
 
@@ -6,7 +7,7 @@ import Testing
 /// `Logging` (the test target does not depend on swift-log), yet builds loggers.
 @Suite struct ManagerLoggingTests {
     final class Recorder: Sendable {
-        let lines = Mutex<[String]>([])
+        let lines = Locked<[String]>([])
     }
 
     struct RecordingHandler: LogHandler {

@@ -10,7 +10,7 @@ import Testing
     }
 
     @Test func memoryOnlyCustomThumbnailIsScaledAndNotPersisted() async throws {
-        let changes = Locked<CustomThumbnailIndex>()
+        let changes = SetOnce<CustomThumbnailIndex>()
         let thumbnailer = Thumbnailer(
             configuration: .init(customThumbnailIndexDidChange: { changes.set($0) }))
         let song = ThumbnailSource(taskKey: "https://h/song.mp3", filePath: "/music/song.mp3")
@@ -20,7 +20,7 @@ import Testing
         #expect(thumbnailer.customThumbnailIndex.entries.isEmpty)
         // Its own height is served at once; another height is scaled in the background.
         #expect(thumbnailer.requestThumbnail(for: song, targetHeight: 300) { _ in } == cover)
-        let immediate = Locked<Thumbnail>()
+        let immediate = SetOnce<Thumbnail>()
         let scaled = try await awaitValue { deliver in
             immediate.set(thumbnailer.requestThumbnail(for: song, targetHeight: 64) { deliver($0) })
         }
@@ -40,7 +40,7 @@ import Testing
     @Test func persistedCustomThumbnailSurvivesARestart() async throws {
         let directory = TestImages.temporaryDirectory()
         defer { TestImages.cleanUp(directory) }
-        let changes = Locked<CustomThumbnailIndex>()
+        let changes = SetOnce<CustomThumbnailIndex>()
         let configuration = Thumbnailer.Configuration(
             customThumbnailDirectory: directory + "/custom", customThumbnailIndexDidChange: { changes.set($0) })
         let movie = ThumbnailSource(taskKey: "https://h/movie.mkv", filePath: nil)

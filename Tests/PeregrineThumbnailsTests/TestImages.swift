@@ -1,4 +1,5 @@
 import Foundation
+import PeregrineCore
 import Synchronization
 import TestSupport
 import Testing
@@ -100,8 +101,8 @@ enum TestImages {
 }
 
 /// A value set from one thread and read from another.
-final class Locked<Value: Sendable>: Sendable {
-    private let storage = Mutex<Value?>(nil)
+final class SetOnce<Value: Sendable>: Sendable {
+    private let storage = Locked<Value?>(nil)
 
     init() {}
 

@@ -1,4 +1,5 @@
 import Foundation
+import PeregrineCore
 import Synchronization
 import Testing
 
@@ -12,7 +13,7 @@ import Testing
         let thumbnailer = Thumbnailer()
         let source = ThumbnailSource(taskKey: "https://h/p.jpg", filePath: directory + "/p.jpg")
 
-        let immediate = Locked<Thumbnail>()
+        let immediate = SetOnce<Thumbnail>()
         let later = try await awaitValue { deliver in
             immediate.set(thumbnailer.requestThumbnail(for: source, targetHeight: 96) { deliver($0) })
         }
@@ -35,7 +36,7 @@ import Testing
         configuration.imageProcessor = gated
         let thumbnailer = Thumbnailer(configuration: configuration)
         let source = ThumbnailSource(taskKey: "p", filePath: directory + "/p.png")
-        let handled = Locked<Thumbnail>()
+        let handled = SetOnce<Thumbnail>()
         let later = try await awaitValue { deliver in
             // The job cannot finish before the gate opens, and the gate opens only after the
             // request returned: a request that waited for its job would leave the gate shut
@@ -171,8 +172,8 @@ import Testing
 
 /// A processor that counts its calls and decodes with the real one.
 final class CountingProcessor: ThumbnailProcessor {
-    let calls = Mutex(0)
-    let identifierOverride = Mutex<String?>(nil)
+    let calls = Locked(0)
+    let identifierOverride = Locked<String?>(nil)
     let real = ImageThumbnailProcessor()
 
     var identifier: String { identifierOverride.withLock { $0 } ?? "test.counting" }
@@ -187,7 +188,7 @@ final class CountingProcessor: ThumbnailProcessor {
 /// say so), to show that nothing waits for a job.
 final class GatedProcessor: ThumbnailProcessor {
     let gate = DispatchSemaphore(value: 0)
-    let gaveUp = Mutex(false)
+    let gaveUp = Locked(false)
     let real = ImageThumbnailProcessor()
 
     var identifier: String { "test.gated" }

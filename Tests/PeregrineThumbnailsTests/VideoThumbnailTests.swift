@@ -32,7 +32,7 @@ import Testing
 
         let thumbnailer = Thumbnailer()
         let source = ThumbnailSource(taskKey: "v", filePath: path)
-        let immediate = Locked<Thumbnail>()
+        let immediate = SetOnce<Thumbnail>()
         let thumbnail = try await awaitValue(seconds: 60) { deliver in
             immediate.set(thumbnailer.requestThumbnail(for: source, targetHeight: 60) { deliver($0) })
         }

@@ -1,10 +1,11 @@
+import PeregrineCore
 import PeregrineTransport
 import Synchronization
 import Testing
 
 /// A clock the test moves by hand.
 final class ManualClock: Sendable {
-    private let time = Mutex(Duration.zero)
+    private let time = Locked(Duration.zero)
     var reading: BandwidthLimiter.Clock { { [self] in time.withLock { $0 } } }
     func advance(_ duration: Duration) { time.withLock { $0 += duration } }
 }

@@ -24,7 +24,7 @@ struct TransferRequestTrustTests {
     }
 
     @Test func hopToAnotherHostGetsTheResolversAnswerForThatHop() throws {
-        let asked = Mutex<[String]>([])
+        let asked = Locked<[String]>([])
         let request = try Self.request { hop in
             asked.withLock { $0.append(hop.string) }
             return hop.host == "b.example" ? Self.pinned : .insecure
@@ -35,7 +35,7 @@ struct TransferRequestTrustTests {
     }
 
     @Test func hopOnTheRequestsOwnHostKeepsTheRequestsPolicy() throws {
-        let asked = Mutex(0)
+        let asked = Locked(0)
         let request = try Self.request { _ in
             asked.withLock { $0 += 1 }
             return .insecure

@@ -1,3 +1,4 @@
+import PeregrineCore
 import PeregrineTransport
 import Synchronization
 
@@ -11,7 +12,7 @@ final class HashingSinkRecorder: TransferSink {
         var failAtWrite: Int?
     }
 
-    let record = Mutex(Record())
+    let record = Locked(Record())
 
     init(failAtWrite: Int? = nil) {
         record.withLock { $0.failAtWrite = failAtWrite }

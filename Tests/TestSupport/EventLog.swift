@@ -1,3 +1,4 @@
+import PeregrineCore
 import Synchronization
 
 /// Collects the elements of an `AsyncStream` as they arrive and lets tests wait, with a
@@ -20,7 +21,7 @@ public final class EventLog<Event: Sendable>: Sendable {
 
     /// The state in a class, so that the collecting task and the timers can share it.
     private final class Box: Sendable {
-        let mutex = Mutex(State())
+        let mutex = Locked(State())
     }
 
     private let box = Box()

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import PeregrineCore
 import Synchronization
 
 #if canImport(Glibc)
@@ -59,7 +60,7 @@ final class WatchedServer: Sendable {
     let name: String
     /// The server's private directory: `error.log`, `console.log` and `NAME.pid` live here.
     let directory: TemporaryDirectory
-    private let state = Mutex<State>(State())
+    private let state = Locked<State>(State())
 
     private struct State {
         var running: RunningServer?
