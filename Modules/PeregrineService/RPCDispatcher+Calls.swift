@@ -298,12 +298,8 @@ extension RPCDispatcher {
             }
             return "OK"
         case "aria2.shutdown", "aria2.forceShutdown":
-            let request = shutdownRequest.withLock { $0 }
-            // After this answer went out: the caller waits for it.
-            Task {
-                try? await Task.sleep(for: .milliseconds(50))
-                request?()
-            }
+            // Once this answer is written: the caller waits for it.
+            if let request = shutdownRequest.withLock({ $0 }) { AnswerFollowUps.afterAnswer(request) }
             return "OK"
         case _ where configuration.fleetQueue != nil && Self.fleetRefusedMethods.contains(method):
             throw Self.fleetRefusal(method)

@@ -209,8 +209,10 @@ public final class RPCService: Service, Sendable {
                     )
                     .serialized, status: .contentTooLarge, configuration)
             }
-            let (answer, status) = await dispatcher.respondWithStatus(to: body.readableBytesView)
-            return Self.json(answer, status: HTTPResponse.Status(code: status), configuration)
+            let ((answer, status), followUps) = await AnswerFollowUps.collect {
+                await dispatcher.respondWithStatus(to: body.readableBytesView)
+            }
+            return Self.json(answer, status: HTTPResponse.Status(code: status), configuration, then: followUps)
         }
         // For operators: the process is up; it can work (store, fleet queue); what it did.
         router.get("/healthz") { request, _ -> Response in
@@ -308,7 +310,11 @@ public final class RPCService: Service, Sendable {
                             case .text(let text): bytes = Array(text.utf8)
                             case .binary(let buffer): bytes = Array(buffer.readableBytesView)
                             }
-                            try await outbound.writeTextMessage(await dispatcher.respond(to: bytes))
+                            let (answer, followUps) = await AnswerFollowUps.collect {
+                                await dispatcher.respond(to: bytes)
+                            }
+                            try await outbound.writeTextMessage(answer)
+                            followUps?.run()
                         }
                     }
                     group.addTask {
@@ -322,14 +328,25 @@ public final class RPCService: Service, Sendable {
         }
     }
 
-    /// A JSON-RPC answer, with CORS headers when every origin is allowed.
-    private static func json(_ text: String, status: HTTPResponse.Status, _ configuration: RPCServiceConfiguration)
-        -> Response
-    {
+    /// A JSON-RPC answer, with CORS headers when every origin is allowed; `followUps` run once
+    /// it is written.
+    private static func json(
+        _ text: String, status: HTTPResponse.Status, _ configuration: RPCServiceConfiguration,
+        then followUps: AnswerFollowUps? = nil
+    ) -> Response {
         var headers = HTTPFields()
         headers[.contentType] = "application/json-rpc"
         if configuration.allowOriginAll { headers[.accessControlAllowOrigin] = "*" }
-        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+        let buffer = ByteBuffer(string: text)
+        guard let followUps else {
+            return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: buffer))
+        }
+        let body = ResponseBody(contentLength: buffer.readableBytes) { writer in
+            try await writer.write(buffer)
+            try await writer.finish(nil)
+            followUps.run()
+        }
+        return Response(status: status, headers: headers, body: body)
     }
 
     /// A plain-text answer.

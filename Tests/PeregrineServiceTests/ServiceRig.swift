@@ -109,6 +109,25 @@ final class ServiceRig: Sendable {
     /// Waits until the service stopped on its own (after `aria2.shutdown`).
     func waitUntilStopped() async throws { try await running.value }
 
+    /// Whether the service stops on its own within `limit` (a bound against a hang, not a
+    /// measure: a test gives it far more than it needs).
+    func hasStopped(within limit: Duration) async -> Bool {
+        let running = self.running
+        return await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                _ = try? await running.value
+                return true
+            }
+            group.addTask {
+                try? await Task.sleep(for: limit)
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+    }
+
     /// Shuts the service down, then nginx, and removes the files (unless shared).
     func stop() async {
         try? await shutDown()

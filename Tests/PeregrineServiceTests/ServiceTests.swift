@@ -633,6 +633,24 @@ import Testing
         }
     }
 
+    /// `aria2.shutdown` over WebSocket: the answer comes, then the service stops (the shutdown
+    /// waits for its answer to be written, not for a guess of how long that takes).
+    @Test func shutdownOverWebSocketAnswersThenStops() async throws {
+        try await ServiceRig.with { rig in
+            let port = rig.port
+            let secret = rig.secret!
+            let answer = try await onOwnThread { () -> String in
+                let client = try RPCTestClient(port: port)
+                guard client.upgradeToWebSocket() == 101 else { return "no upgrade" }
+                client.sendText(
+                    #"{"jsonrpc":"2.0","id":"s","method":"aria2.shutdown","params":["token:\#(secret)"]}"#)
+                return client.receiveText() ?? "no answer"
+            }
+            #expect(answer.contains(#""result":"OK""#), "\(answer)")
+            #expect(await rig.hasStopped(within: .seconds(60)), "the service did not stop after answering")
+        }
+    }
+
     @Test func webSocketCarriesCallsAndNotifications() async throws {
         try await ServiceRig.with { rig in
             let digest = try rig.serve("/ws.bin", count: 120_000, seed: 13)

@@ -1,5 +1,6 @@
 import Foundation
 import Peregrine
+import PeregrineCore
 import PeregrineMockTransport
 import TestSupport
 import Testing
@@ -23,7 +24,68 @@ import Testing
         let scratch = try TemporaryDirectory(prefix: "peregrine-stress")
         defer { scratch.remove() }
         let rigs = try (0..<2).map { try Rig(index: $0, scratch: scratch) }
+        try await Self.runTheMix(on: rigs, seed: seed)
 
+        for rig in rigs {
+            try await rig.quiesce()
+            rig.checkInvariants(seed: seed)
+            try rig.checkReloadNeedsNoRepair(seed: seed)
+        }
+    }
+
+    /// The same mix while the store refuses some writes (a full disk: `record` throws) and
+    /// fails the sync of others (written, its durability callback given an error). Nothing may
+    /// hang and the live state must stay whole: the list and the engine agree row for row, the
+    /// failures are reported, and the store — missing what it refused — still loads into a
+    /// manager whose lists and engine agree (its repairs reported).
+    @Test(arguments: SeededRandom.seeds(from: "PEREGRINE_STRESS_SEED", defaults: Array(1...12)))
+    func storeFailuresInTheMixLeaveTheLiveStateWhole(seed: UInt64) async throws {
+        let scratch = try TemporaryDirectory(prefix: "peregrine-stress-failing")
+        defer { scratch.remove() }
+        let rigs = try (0..<2).map { try Rig(index: $0, scratch: scratch, failingOneIn: 12, seed: seed) }
+        try await Self.runTheMix(on: rigs, seed: seed)
+
+        for rig in rigs {
+            rig.failing?.stopFailing()
+            try await rig.quiesce()
+            let context = "seed \(seed), manager \(rig.index)"
+            rig.checkListsMatchTheEngine(rig.manager, context: context)
+            // Every ending is announced, recorded or not: a task that ended waits for nothing.
+            let ended = Set(
+                rig.manager.engine.tasks().filter { $0.record.state == .finished || $0.record.state.isFailed }
+                    .map(\.record.urlString))
+            let announced = await rig.events.wait(timeout: .seconds(60)) { events in
+                ended.isSubset(of: Self.endingsAnnounced(in: events))
+            }
+            let unannounced = ended.subtracting(Self.endingsAnnounced(in: announced))
+            #expect(unannounced.isEmpty, "\(context): endings never announced: \(unannounced.sorted())")
+            let failures = rig.failing?.failures ?? 0
+            #expect(failures > 0, "\(context): the store never failed (the mix did not test anything)")
+            #expect(rig.manager.lastStoreError != nil, "\(context): \(failures) store failures went unreported")
+            let snapshot = try rig.store.load()
+            rig.manager.shutDown()
+            let reloaded = try Rig.manager(
+                index: rig.index, scratch: scratch,
+                transport: MockTransport(server: rig.transport.server, mode: .manual),
+                store: InMemoryTaskStore(identifier: "reload\(rig.index)", snapshot: snapshot))
+            rig.checkListsMatchTheEngine(reloaded, context: "\(context), reloaded")
+            reloaded.shutDown()
+        }
+    }
+
+    /// The tasks whose `finished` or `failed` event is among `events`.
+    static func endingsAnnounced(in events: [DownloadManagerEvent]) -> Set<String> {
+        Set(
+            events.compactMap { event -> String? in
+                switch event {
+                case .task(.finished(let url, _)), .task(.failed(let url, _)): url
+                default: nil
+                }
+            })
+    }
+
+    /// Sixteen threads, each a seeded sequence of random operations on either manager.
+    static func runTheMix(on rigs: [Rig], seed: UInt64) async throws {
         let finished = await onOwnThread { () -> Bool in
             let group = DispatchGroup()
             for thread in 0..<Self.threads {
@@ -42,12 +104,6 @@ import Testing
             return group.wait(timeout: .now() + 300) == .success
         }
         try #require(finished, "seed \(seed): the operations did not end within 5 minutes (a deadlock?)")
-
-        for rig in rigs {
-            try await rig.quiesce()
-            rig.checkInvariants(seed: seed)
-            try rig.checkReloadNeedsNoRepair(seed: seed)
-        }
     }
 
     /// One manager under stress: its mock server and transport, its in-memory store.
@@ -55,11 +111,15 @@ import Testing
         let manager: DownloadManager
         let transport: MockTransport
         let store: InMemoryTaskStore
+        /// The store as the manager sees it when it is to fail sometimes.
+        let failing: FailingStore?
+        /// Every event of the manager, from its start.
+        let events: ManagerEventRecorder
         let urls: [String]
         let scratch: TemporaryDirectory
         let index: Int
 
-        init(index: Int, scratch: TemporaryDirectory) throws {
+        init(index: Int, scratch: TemporaryDirectory, failingOneIn rate: UInt64? = nil, seed: UInt64 = 0) throws {
             self.index = index
             self.scratch = scratch
             let server = MockServer()
@@ -76,12 +136,16 @@ import Testing
             }
             self.urls = urls
             transport = MockTransport(server: server, mode: .automatic)
-            store = InMemoryTaskStore(identifier: "stress\(index)")
-            manager = try Self.manager(index: index, scratch: scratch, transport: transport, store: store)
+            let store = InMemoryTaskStore(identifier: "stress\(index)")
+            self.store = store
+            failing = rate.map { FailingStore(store, failingOneIn: $0, seed: seed &+ UInt64(index)) }
+            manager = try Self.manager(
+                index: index, scratch: scratch, transport: transport, store: failing ?? store)
+            events = ManagerEventRecorder(manager)
         }
 
         static func manager(
-            index: Int, scratch: TemporaryDirectory, transport: MockTransport, store: InMemoryTaskStore
+            index: Int, scratch: TemporaryDirectory, transport: MockTransport, store: any TaskStore
         ) throws -> DownloadManager {
             var configuration = DownloadManager.Configuration(
                 downloadDirectory: scratch.path("downloads\(index)"), stateDirectory: scratch.path("state\(index)"),
@@ -182,6 +246,27 @@ import Testing
         /// holds what is live.
         func checkInvariants(seed: UInt64) {
             let context = "seed \(seed), manager \(index)"
+            checkListsMatchTheEngine(manager, context: context)
+            let engineTasks = Dictionary(uniqueKeysWithValues: manager.engine.tasks().map { ($0.record.urlString, $0) })
+
+            let snapshot = (try? store.load()) ?? StoreSnapshot()
+            let stored = Dictionary(uniqueKeysWithValues: snapshot.tasks.map { ($0.urlString, $0) })
+            #expect(
+                Set(stored.keys) == Set(engineTasks.keys), "\(context): the store's tasks differ from the live ones")
+            for (url, task) in engineTasks {
+                #expect(stored[url]?.state == task.record.state, "\(context): \(url) stored in another state")
+                #expect(stored[url]?.list == task.record.list.rawValue, "\(context): \(url) stored in another list")
+            }
+            for key in manager.lists {
+                let live = manager.list(key)
+                let saved = snapshot.lists[key.rawValue]
+                #expect(saved?.sections == live.downloadList, "\(context): list \(key) stored differently")
+                #expect(saved?.trash == live.toDeleteList, "\(context): trash of \(key) stored differently")
+            }
+        }
+
+        /// Rows and engine tasks of `manager` match one to one; nothing is both listed and trashed.
+        func checkListsMatchTheEngine(_ manager: DownloadManager, context: String) {
             let engineTasks = Dictionary(uniqueKeysWithValues: manager.engine.tasks().map { ($0.record.urlString, $0) })
             var rows: [String: DownloadListKey] = [:]
             for key in manager.lists {
@@ -200,20 +285,6 @@ import Testing
                 #expect(rows[url] != nil, "\(context): the engine task \(url) has no row")
             }
 
-            let snapshot = (try? store.load()) ?? StoreSnapshot()
-            let stored = Dictionary(uniqueKeysWithValues: snapshot.tasks.map { ($0.urlString, $0) })
-            #expect(
-                Set(stored.keys) == Set(engineTasks.keys), "\(context): the store's tasks differ from the live ones")
-            for (url, task) in engineTasks {
-                #expect(stored[url]?.state == task.record.state, "\(context): \(url) stored in another state")
-                #expect(stored[url]?.list == task.record.list.rawValue, "\(context): \(url) stored in another list")
-            }
-            for key in manager.lists {
-                let live = manager.list(key)
-                let saved = snapshot.lists[key.rawValue]
-                #expect(saved?.sections == live.downloadList, "\(context): list \(key) stored differently")
-                #expect(saved?.trash == live.toDeleteList, "\(context): trash of \(key) stored differently")
-            }
         }
 
         /// A new manager on the store's snapshot repairs nothing and shows the same lists.
@@ -232,4 +303,64 @@ import Testing
             }
         }
     }
+}
+
+/// A store that fails one write in `rate`, chosen by the write's number and the seed: half of
+/// them refused (`record` throws, nothing written, as on a full disk), half written with a
+/// failed sync (the durability callback gets the error). Which calls fail follows the seed;
+/// which change a call carries follows the threads' interleaving.
+final class FailingStore: TaskStore {
+    private let inner: InMemoryTaskStore
+    private let rate: UInt64
+    private let seed: UInt64
+    private let state = Locked((calls: UInt64(0), failures: 0, failing: true))
+
+    init(_ inner: InMemoryTaskStore, failingOneIn rate: UInt64, seed: UInt64) {
+        self.inner = inner
+        self.rate = rate
+        self.seed = seed
+    }
+
+    var identifier: String { inner.identifier }
+    var failures: Int { state.withLock { $0.failures } }
+    func stopFailing() { state.withLock { $0.failing = false } }
+
+    private enum Fate { case write, refuse, failSync }
+
+    private func fate() -> Fate {
+        state.withLock { state in
+            state.calls += 1
+            guard state.failing else { return .write }
+            var mixer = SeededRandom(seed: seed &* 0x9E37_79B9_7F4A_7C15 &+ state.calls)
+            guard UInt64.random(in: 0..<rate, using: &mixer) == 0 else { return .write }
+            state.failures += 1
+            return Bool.random(using: &mixer) ? .refuse : .failSync
+        }
+    }
+
+    func load() throws(StoreError) -> StoreSnapshot { try inner.load() }
+
+    func record(_ changes: [StoreChange]) throws(StoreError) {
+        switch fate() {
+        case .write: try inner.record(changes)
+        case .refuse: throw StoreError(.diskFull, "no space left on the device (a planted failure)")
+        case .failSync:
+            try inner.record(changes)
+            throw StoreError(.ioFailed, "the sync failed (a planted failure)")
+        }
+    }
+
+    func record(_ changes: [StoreChange], whenDurable: @escaping @Sendable (StoreError?) -> Void) throws(StoreError) {
+        switch fate() {
+        case .write: try inner.record(changes, whenDurable: whenDurable)
+        case .refuse: throw StoreError(.diskFull, "no space left on the device (a planted failure)")
+        case .failSync:
+            try inner.record(changes)
+            whenDurable(StoreError(.ioFailed, "the sync failed (a planted failure)"))
+        }
+    }
+
+    func save() throws(StoreError) { try inner.save() }
+    func compact() throws(StoreError) { try inner.compact() }
+    func close() throws(StoreError) { try inner.close() }
 }
