@@ -3,22 +3,10 @@ import PeregrineCore
 
 extension RPCDispatcher {
     /// The aria2 methods the service answers, as `system.listMethods` lists them.
-    public static let aria2Methods = [
-        "aria2.addUri", "aria2.remove", "aria2.forceRemove", "aria2.pause", "aria2.pauseAll", "aria2.forcePause",
-        "aria2.forcePauseAll", "aria2.unpause", "aria2.unpauseAll", "aria2.tellStatus", "aria2.getUris",
-        "aria2.getFiles", "aria2.tellActive", "aria2.tellWaiting", "aria2.tellStopped", "aria2.changePosition",
-        "aria2.getOption", "aria2.changeOption", "aria2.getGlobalOption", "aria2.changeGlobalOption",
-        "aria2.getGlobalStat", "aria2.purgeDownloadResult", "aria2.removeDownloadResult", "aria2.getVersion",
-        "aria2.getSessionInfo", "aria2.shutdown", "aria2.forceShutdown", "aria2.saveSession", "aria2.getServers",
-        "aria2.changeUri", "system.multicall",
-        "system.listMethods", "system.listNotifications",
-    ]
+    public static let aria2Methods = methodNames(in: .aria2)
 
     /// Peregrine's own methods.
-    public static let peregrineMethods = [
-        "peregrine.list", "peregrine.sortList", "peregrine.trash", "peregrine.restore", "peregrine.listTrash",
-        "peregrine.emptyTrash", "peregrine.setDisplayName",
-    ]
+    public static let peregrineMethods = methodNames(in: .peregrine)
 
     /// The notifications sent over WebSocket.
     public static let notifications = [
@@ -174,17 +162,11 @@ extension RPCDispatcher {
 
     /// The methods a `system.multicall` may run with one sync for all of its calls: their only
     /// effects are store changes, and nothing reports them done before the multicall answers.
-    static let groupCommitMethods: Set<String> = ["aria2.addUri", "aria2.changePosition"]
+    static let groupCommitMethods = methodNames(with: .groupCommit)
 
     /// The methods that change nothing: every other call invalidates the status index when it
     /// returns (also when it fails: it may have changed something first).
-    static let readOnlyMethods: Set<String> = [
-        "aria2.tellStatus", "aria2.getUris", "aria2.getFiles", "aria2.tellActive", "aria2.tellWaiting",
-        "aria2.tellStopped", "aria2.getOption", "aria2.getGlobalOption", "aria2.getGlobalStat", "aria2.getVersion",
-        "aria2.getSessionInfo", "aria2.getServers", "peregrine.list", "peregrine.listTrash", "peregrine.lists",
-        "peregrine.listView",
-        "peregrine.listRevision", "peregrine.trashView",
-    ]
+    static let readOnlyMethods = methodNames(with: .readOnly)
 
     private func dispatch(_ method: String, _ params: RPCParameters) async throws(RPCError) -> JSONValue {
         if !Self.readOnlyMethods.contains(method) {
@@ -206,11 +188,7 @@ extension RPCDispatcher {
 
     /// The reads a request's own thread may answer (``immediateResponse(to:)``): synchronous,
     /// reading memory only, on a service without a fleet's database.
-    static let immediateMethods: Set<String> = [
-        "aria2.tellStatus", "aria2.getUris", "aria2.getFiles", "aria2.tellActive", "aria2.tellWaiting",
-        "aria2.tellStopped", "aria2.getOption", "aria2.getGlobalOption", "aria2.getGlobalStat", "aria2.getVersion",
-        "aria2.getSessionInfo",
-    ]
+    static let immediateMethods = methodNames(with: .immediate)
 
     /// The answer to a request body that is one read that touches only memory — `tellStatus`,
     /// `getUris`, `getFiles`, `tellActive`, `tellWaiting`, `tellStopped`, `getOption`,

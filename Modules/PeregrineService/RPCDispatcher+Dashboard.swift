@@ -7,13 +7,7 @@ import Peregrine
 /// Every method needs the secret, as every aria2 method does.
 extension RPCDispatcher {
     /// The dashboard's methods, as `system.listMethods` lists them.
-    public static let dashboardMethods = [
-        "peregrine.lists", "peregrine.listView", "peregrine.listRevision", "peregrine.setSort",
-        "peregrine.setSectioning", "peregrine.moveTask", "peregrine.renameSection", "peregrine.insertSection",
-        "peregrine.stop", "peregrine.restart", "peregrine.delete", "peregrine.trashView", "peregrine.untrash",
-        "peregrine.cleanUp",
-        "peregrine.addUris",
-    ]
+    public static let dashboardMethods = methodNames(in: .dashboard)
 
     /// Answers a dashboard method; `No such method` for any other name.
     func dispatchDashboard(_ method: String, _ params: RPCParameters) throws(RPCError) -> JSONValue {

@@ -12,10 +12,7 @@ extension RPCDispatcher {
     static let fleetCallsWaitingLimit = 4
 
     /// The methods a fleet service answers from what it has in memory, without the database.
-    static let fleetLocalMethods: Set<String> = [
-        "aria2.getVersion", "aria2.getSessionInfo", "aria2.getGlobalOption", "aria2.changeGlobalOption",
-        "aria2.shutdown", "aria2.forceShutdown", "aria2.saveSession",
-    ]
+    static let fleetLocalMethods = methodNames(with: .fleetLocal)
 
     /// Runs a fleet service's call: at once when it needs no database; else on the threads for
     /// blocking calls, answered within ``fleetAnswerBound``. A database that does not answer in

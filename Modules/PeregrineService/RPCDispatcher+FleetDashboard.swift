@@ -12,11 +12,7 @@ extension RPCDispatcher {
     /// The dashboard's methods that a fleet service refuses: the shared queue has one order
     /// (the order of addition), no sections and no trash, and a task's file is on whichever
     /// service downloaded it.
-    static let fleetRefusedMethods: Set<String> = [
-        "peregrine.setSort", "peregrine.setSectioning", "peregrine.moveTask", "peregrine.renameSection",
-        "peregrine.insertSection", "peregrine.stop", "peregrine.delete", "peregrine.trashView", "peregrine.untrash",
-        "peregrine.cleanUp", "peregrine.trash", "peregrine.restore", "peregrine.emptyTrash", "peregrine.sortList",
-    ]
+    static let fleetRefusedMethods = methodNames(with: .fleetRefused)
 
     /// The refusal of a method of ``fleetRefusedMethods``.
     static func fleetRefusal(_ method: String) -> RPCError {
