@@ -333,6 +333,20 @@ def run(driver, rpc, page, arguments):
     if driver.execute_script("return document.documentElement.scrollWidth") > 360:
         fail("the page is wider than a 360 px screen")
     shot(driver, arguments, "360px")
+
+    # The ⋯ menu of a finished row offers what its buttons would: no Resume, no Pause.
+    step("the phone menu of a finished row")
+    done = next((r[0] for r in rows(driver) if r[2] == "Done"), None)
+    if done is None:
+        fail("no finished row to open the menu of")
+    more = row_element(driver, done).find_element(By.CSS_SELECTOR, "button[data-action='more']")
+    driver.execute_script("arguments[0].click()", more)
+    offered = wait(driver, "the row's menu", lambda: driver.execute_script(
+        "const m = document.querySelector('.menu');"
+        " return m && [...m.querySelectorAll('button')].map((b) => b.textContent);"))
+    if "Resume" in offered or "Pause" in offered:
+        fail(f"the menu of a finished row offers {offered}")
+    ActionChains(driver).send_keys(Keys.ESCAPE).perform()
     driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 
 

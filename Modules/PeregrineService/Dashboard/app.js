@@ -904,7 +904,8 @@ function openMenu(anchor, item) {
   for (const [action, label] of rowActions()) {
     const status = row ? row.status : '';
     if (action === 'pause' && !(status === 'active' || status === 'waiting')) continue;
-    if (action === 'resume' && (status === 'active' || status === 'waiting')) continue;
+    // As the row's own button: resume what is paused or failed, nothing else.
+    if (action === 'resume' && !(status === 'paused' || status === 'error')) continue;
     if (action === 'error' && status !== 'error') continue;
     const button = document.createElement('button');
     button.type = 'button';
